@@ -1,0 +1,84 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ascendops.gr00t maintainers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: ascend_install_facts
+short_description: Report the installed Ascend driver, firmware, CANN and nnal versions
+version_added: "0.1.0"
+description:
+  - Reads the vendor's install records under the Ascend root (C(driver/version.info),
+    C(firmware/version.info), the toolkit, 910B ops and nnal install info files) and returns
+    what is installed, which toolkit is active, and any toolkit tree left without an install
+    record by an interrupted install.
+  - Reads files only; never reports a change.
+author:
+  - ascendops.gr00t maintainers
+options:
+  root:
+    description: The Ascend install root.
+    type: path
+    default: /usr/local/Ascend
+extends_documentation_fragment:
+  - action_common_attributes
+  - action_common_attributes.facts
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  facts:
+    support: full
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Read installed Ascend software
+  ascendops.gr00t.ascend_install_facts:
+
+- name: Show the CANN toolkit version
+  ansible.builtin.debug:
+    msg: "CANN {{ ansible_facts.ascend.toolkit_version | default('not installed', true) }}"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts added to the host.
+  returned: always
+  type: complex
+  contains:
+    ascend:
+      description: Installed Ascend software; a missing component is null.
+      returned: always
+      type: dict
+      sample:
+        root: /usr/local/Ascend
+        driver_version: 25.5.1
+        firmware_version: 7.8.0.2.212
+        toolkit_version: 9.0.0
+        toolkit_home: /usr/local/Ascend/cann-9.0.0
+        toolkits_installed: ["9.0.0"]
+        ops_version: 9.0.0
+        nnal_version: 9.0.0
+        nnal_installed: ["9.0.0"]
+        partial_installs: []
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ascendops.gr00t.plugins.module_utils.ascend_install import install_facts
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=dict(root=dict(type="path", default="/usr/local/Ascend")),
+        supports_check_mode=True,
+    )
+    module.exit_json(changed=False, ansible_facts={"ascend": install_facts(module.params["root"])})
+
+
+if __name__ == "__main__":
+    main()

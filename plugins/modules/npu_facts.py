@@ -1,0 +1,256 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ascendops.gr00t maintainers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: npu_facts
+short_description: Gather facts about the Ascend NPUs of a node with npu-smi
+version_added: "0.1.0"
+description:
+  - Runs C(npu-smi info) and returns the NPU count, the npu-smi version and, per device,
+    its name, health, PCI bus id, power, temperature, AI Core usage and HBM usage.
+  - With O(board=true) it also runs C(npu-smi info -t board -i <id>) for every device and
+    adds the driver (software) version, the firmware version and their compatibility.
+  - Fails with the tool's own message and a hint when npu-smi is missing or reports an
+    error such as C(-8005) (device not ready) or C(-8020) (device busy).
+author:
+  - ascendops.gr00t maintainers
+options:
+  npu_smi:
+    description:
+      - Name or path of the npu-smi binary.
+      - A name is looked up on E(PATH) and in C(/usr/local/sbin), C(/usr/local/bin) and
+        C(/usr/local/Ascend/driver/tools).
+    type: str
+    default: npu-smi
+  required:
+    description:
+      - When V(true), a missing or failing npu-smi fails the task.
+      - When V(false), the task succeeds and reports the problem in RV(ansible_facts.npu.present) and
+        RV(ansible_facts.npu.error), so a caller can collect it with other findings.
+    type: bool
+    default: true
+  board:
+    description:
+      - Also query the board information of every device and add C(software_version),
+        C(firmware_version) and C(compatibility) to it.
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - action_common_attributes
+  - action_common_attributes.facts
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  facts:
+    support: full
+  platform:
+    platforms: posix
+notes:
+  - The module only reads; it never reports a change.
+"""
+
+EXAMPLES = r"""
+- name: Gather NPU facts
+  ascendops.gr00t.npu_facts:
+
+- name: Require eight healthy NPUs
+  ansible.builtin.assert:
+    that:
+      - ansible_facts.npu.count == 8
+      - ansible_facts.npu.devices | rejectattr('health', 'equalto', 'OK') | list | length == 0
+    fail_msg: "{{ ansible_facts.npu.devices | rejectattr('health', 'equalto', 'OK') | list }}"
+
+- name: Gather NPU facts with firmware versions, npu-smi outside PATH
+  ascendops.gr00t.npu_facts:
+    npu_smi: /usr/local/Ascend/driver/tools/npu-smi
+    board: true
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts added to the host.
+  returned: success
+  type: complex
+  contains:
+    npu:
+      description: The NPUs as npu-smi reports them.
+      returned: success
+      type: dict
+      contains:
+        present:
+          description: Whether the npu-smi binary was found.
+          type: bool
+          returned: success
+          sample: true
+        error:
+          description: Why npu-smi gave no result (with O(required=false)); null when it did.
+          type: str
+          returned: success
+          sample: null
+        count:
+          description: Number of NPUs npu-smi lists.
+          type: int
+          returned: success
+          sample: 8
+        npu_smi_version:
+          description: Version in the title row of C(npu-smi info); null when it has none.
+          type: str
+          returned: success
+          sample: 25.5.1
+        devices:
+          description: One entry per NPU, sorted by id.
+          type: list
+          elements: dict
+          returned: success
+          contains:
+            id:
+              description: NPU id, as taken by C(npu-smi -i).
+              type: int
+              sample: 0
+            name:
+              description: Chip name.
+              type: str
+              sample: 910B3
+            health:
+              description: One of V(OK), V(Warning), V(Alarm), V(Critical), V(UNKNOWN).
+              type: str
+              sample: OK
+            bus_id:
+              description: PCI bus id.
+              type: str
+              sample: "0000:C1:00.0"
+            chip:
+              description: Chip index within the NPU.
+              type: int
+              sample: 0
+            power_w:
+              description: Power draw in watts; null when npu-smi prints NA.
+              type: float
+              sample: 101.8
+            temp_c:
+              description: Temperature in degrees Celsius; null when npu-smi prints NA.
+              type: int
+              sample: 43
+            aicore_pct:
+              description: AI Core usage in percent; null when npu-smi prints NA.
+              type: int
+              sample: 0
+            hbm_used_mb:
+              description: HBM in use, in MB; null when npu-smi prints none.
+              type: int
+              sample: 3318
+            hbm_total_mb:
+              description: HBM size, in MB; null when npu-smi prints none.
+              type: int
+              sample: 65536
+            software_version:
+              description: Driver version from the board information.
+              type: str
+              returned: when O(board=true)
+              sample: 25.5.1
+            firmware_version:
+              description: Firmware version from the board information.
+              type: str
+              returned: when O(board=true)
+              sample: 7.8.0.2.212
+            compatibility:
+              description: Whether driver and firmware match, from the board information.
+              type: str
+              returned: when O(board=true)
+              sample: OK
+"""
+
+from typing import Callable
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ascendops.gr00t.plugins.module_utils.npu_smi import (
+    NpuSmiParseError,
+    board_summary,
+    error_hint,
+    find_error_code,
+    parse_board,
+    parse_info,
+)
+
+NPU_SMI_DIRS = ["/usr/local/sbin", "/usr/local/bin", "/usr/local/Ascend/driver/tools"]
+BOARD_KEYS = ("software_version", "firmware_version", "compatibility")
+HEAD_LINES = 10
+
+
+def first_lines(text: str, count: int = HEAD_LINES) -> str:
+    return "\n".join(text.splitlines()[:count])
+
+
+class NpuSmiFailure(Exception):
+    """npu-smi is missing, failed or printed something that is not its usual output."""
+
+    def __init__(self, msg: str, present: bool = True, **details: object) -> None:
+        super().__init__(msg)
+        self.msg = msg
+        self.present = present
+        self.details = details
+
+
+def run_npu_smi(module: AnsibleModule, binary: str, args: list[str]) -> str:
+    """stdout of `npu-smi <args>`; raises with a hint when the tool fails."""
+    rc, stdout, stderr = module.run_command([binary] + args)
+    if rc != 0:
+        raise NpuSmiFailure(error_hint(rc, stdout, stderr), rc=rc, stdout=stdout, stderr=stderr)
+    return stdout
+
+
+def parsed(parser: Callable[[str], dict], stdout: str, command: str) -> dict:
+    """The parser's result; raises with the tool's message or the parse error."""
+    try:
+        return parser(stdout)
+    except NpuSmiParseError as exc:
+        if find_error_code(stdout) is not None:
+            raise NpuSmiFailure(error_hint(0, stdout, ""), rc=0, stdout=stdout)
+        raise NpuSmiFailure("cannot parse the output of `{0}`: {1}. First lines:\n{2}".format(
+            command, exc, first_lines(stdout)), stdout=stdout)
+
+
+def gather(module: AnsibleModule, name: str, board: bool) -> dict:
+    binary = module.get_bin_path(name, opt_dirs=NPU_SMI_DIRS)
+    if binary is None:
+        raise NpuSmiFailure("{0} not found: the NPU driver is not installed or not on PATH "
+                            "(install the Ascend driver, or set the npu_smi parameter to the "
+                            "binary's path).".format(name), present=False)
+    facts = parsed(parse_info, run_npu_smi(module, binary, ["info"]), "npu-smi info")
+    if board:
+        for device in facts["devices"]:
+            args = ["info", "-t", "board", "-i", str(device["id"])]
+            info = parsed(parse_board, run_npu_smi(module, binary, args), "npu-smi " + " ".join(args))
+            summary = board_summary(info)
+            device.update((key, summary[key]) for key in BOARD_KEYS)
+    return facts
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=dict(
+            npu_smi=dict(type="str", default="npu-smi"),
+            board=dict(type="bool", default=False),
+            required=dict(type="bool", default=True),
+        ),
+        supports_check_mode=True,
+    )
+    try:
+        facts = gather(module, module.params["npu_smi"], module.params["board"])
+    except NpuSmiFailure as exc:
+        if module.params["required"]:
+            module.fail_json(msg=exc.msg, **exc.details)
+        facts = dict(count=0, npu_smi_version=None, devices=[], present=exc.present, error=exc.msg)
+    else:
+        facts.update(present=True, error=None)
+    module.exit_json(changed=False, ansible_facts={"npu": facts})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""Test harness for simulated Ascend 910B nodes in local containers.
+
+Everything here is test scaffolding: it brings up a container engine, builds a base
+image with debootstrap (nothing is ever pulled), starts node containers reachable over
+SSH and installs the simulated vendor tools (npu-smi, lspci, the driver) from tests/sim.
+The roles under roles/ never see any of this; they see nodes.
+
+Subcommands:
+  engine                 make sure a Docker engine answers (install docker.io, start dockerd)
+  image                  build or reuse the base node image, print its tag
+  tag                    print the tag the base image has for the current recipe
+  artifacts DIR          generate the simulated vendor installers and SHA256SUMS into DIR
+  up CLUSTER             start the nodes of a cluster file (tests/sim/clusters/*.json)
+  down CLUSTER           remove them
+  provision CONTAINER    install the simulated hardware/vendor tools into a running container
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SIM_DIR = REPO / "tests" / "sim"
+STATE_DIR = Path(os.environ.get("SIM_STATE_DIR", REPO / ".sim"))
+IMAGE_REPO = "ascendops-sim-node"
+
+# The recipe of the base image: its hash is the image tag, so a change here builds a new
+# image and an unchanged recipe reuses the one already imported.
+IMAGE_RECIPE = {
+    "suite": "bookworm",
+    "variant": "minbase",
+    "mirror": os.environ.get("SIM_DEBIAN_MIRROR", "http://deb.debian.org/debian"),
+    "packages": [
+        "python3",
+        "openssh-server",
+        "sudo",
+        "ca-certificates",
+        "iproute2",
+        "procps",
+        "pciutils",
+        "kmod",
+        "systemd",
+        "systemd-sysv",
+        "dbus",
+    ],
+    "revision": 2,
+}
+
+
+class HarnessError(RuntimeError):
+    """A failure the operator can act on; printed without a traceback."""
+
+
+def log(msg: str) -> None:
+    print(f"[simctl] {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd: list[str], check: bool = True, capture: bool = False, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, check=check, text=True, capture_output=capture, **kw)
+
+
+def docker_ok() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    return run(["docker", "info"], check=False, capture=True).returncode == 0
+
+
+# ---------------------------------------------------------------- engine
+
+def ensure_engine(timeout: int = 90) -> None:
+    if docker_ok():
+        return
+    if os.geteuid() != 0:
+        raise HarnessError(
+            "no container engine answers and installing one needs root: run as root, or start "
+            "Docker yourself and make `docker info` work for this user"
+        )
+    missing = [pkg for pkg, binary in (("docker.io", "dockerd"), ("debootstrap", "debootstrap"))
+               if shutil.which(binary) is None]
+    if missing:
+        log(f"installing {' '.join(missing)} from the Debian archive")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        run(["apt-get", "update", "-qq"], env=env)
+        run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing], env=env)
+    STATE_DIR.mkdir(parents=True, exist_ok=True)
+    logfile = STATE_DIR / "dockerd.log"
+    log(f"starting dockerd (log: {logfile})")
+    with open(logfile, "ab") as out:
+        proc = subprocess.Popen(["dockerd"], stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if docker_ok():
+            log("container engine is up")
+            return
+        if proc.poll() is not None:
+            break
+        time.sleep(1)
+    tail = logfile.read_text(errors="replace").splitlines()[-15:]
+    raise HarnessError(
+        "dockerd did not come up (the kernel may refuse namespaces, cgroups or overlayfs "
+        "in this environment). Last lines of its log:\n  " + "\n  ".join(tail)
+    )
+
+
+# ---------------------------------------------------------------- image
+
+def image_tag() -> str:
+    digest = hashlib.sha256(json.dumps(IMAGE_RECIPE, sort_keys=True).encode()).hexdigest()[:12]
+    return f"{IMAGE_REPO}:{digest}"
+
+
+def image_exists(tag: str) -> bool:
+    return run(["docker", "image", "inspect", tag], check=False, capture=True).returncode == 0
+
+
+def configure_rootfs(root: Path) -> None:
+    """Make a debootstrapped tree usable as an SSH-reachable node."""
+    (root / "run/sshd").mkdir(parents=True, exist_ok=True)
+    for key in root.glob("etc/ssh/ssh_host_*"):
+        key.unlink()  # each node gets its own host key from the harness
+    sshd_conf = root / "etc/ssh/sshd_config.d/sim.conf"
+    sshd_conf.write_text("PermitRootLogin prohibit-password\nPasswordAuthentication no\nUseDNS no\n")
+    (root / "root/.ssh").mkdir(mode=0o700, parents=True, exist_ok=True)
+    # systemd as PID 1 in a container: no getty, no udev trigger storms.
+    for unit in ("getty@tty1.service", "systemd-udevd.service", "systemd-udev-trigger.service"):
+        link = root / "etc/systemd/system" / unit
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.is_symlink():
+            link.symlink_to("/dev/null")
+    (root / "etc/apt/apt.conf.d/99sim").write_text('APT::Install-Recommends "false";\n')
+
+
+def ensure_image() -> str:
+    tag = image_tag()
+    if image_exists(tag):
+        return tag
+    if shutil.which("debootstrap") is None:
+        raise HarnessError("debootstrap is missing: run `simctl.py engine` first (it installs it)")
+    log(f"building base image {tag} with debootstrap (about a minute)")
+    work = Path(tempfile.mkdtemp(prefix="simimg-", dir=os.environ.get("TMPDIR", "/var/tmp")))
+    try:
+        root = work / "root"
+        run(["debootstrap", f"--variant={IMAGE_RECIPE['variant']}",
+             "--include=" + ",".join(IMAGE_RECIPE["packages"]),
+             IMAGE_RECIPE["suite"], str(root), IMAGE_RECIPE["mirror"]],
+            stdout=subprocess.DEVNULL)
+        configure_rootfs(root)
+        tar = subprocess.Popen(["tar", "-C", str(root), "--numeric-owner", "-c", "."],
+                               stdout=subprocess.PIPE)
+        run(["docker", "import", "--change", 'CMD ["/usr/sbin/sshd", "-D", "-e"]', "-", tag],
+            stdin=tar.stdout, stdout=subprocess.DEVNULL)
+        if tar.wait() != 0:
+            raise HarnessError("packing the image tree failed")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return tag
+
+
+# ---------------------------------------------------------------- artifacts
+
+def make_artifacts(dest: Path, extra: list[str]) -> None:
+    run([sys.executable, str(SIM_DIR / "make_artifacts.py"), "--dest", str(dest), *extra])
+
+
+# ---------------------------------------------------------------- nodes
+
+def ssh_dir() -> Path:
+    d = STATE_DIR / "ssh"
+    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return d
+
+
+def ensure_keypair(path: Path, kind: str = "ed25519") -> Path:
+    if not path.exists():
+        run(["ssh-keygen", "-q", "-t", kind, "-N", "", "-C", f"sim-{path.name}", "-f", str(path)])
+    return path
+
+
+def docker_exec(container: str, *cmd: str, check: bool = True) -> subprocess.CompletedProcess:
+    return run(["docker", "exec", container, *cmd], check=check, capture=True)
+
+
+def put_file(container: str, src: Path, dest: str, mode: str = "0644") -> None:
+    docker_exec(container, "mkdir", "-p", str(Path(dest).parent))
+    run(["docker", "cp", str(src), f"{container}:{dest}"], capture=True)
+    docker_exec(container, "chown", "root:root", dest)
+    docker_exec(container, "chmod", mode, dest)
+
+
+def provision(container: str, node: dict) -> None:
+    """Install the simulated hardware view and vendor state described by `node`.
+
+    node keys: state (npu-smi state dict), kernel_headers (bool), driver (version or null),
+    artifacts (controller dir holding the simulated driver .run when driver is set).
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        state = Path(tmp) / "state.json"
+        state.write_text(json.dumps(node.get("state", {}), indent=2))
+        put_file(container, state, "/etc/npu-sim/state.json")
+    # The lspci double shadows pciutils' through PATH order, as /usr/local/bin comes first.
+    put_file(container, SIM_DIR / "bin" / "lspci", "/usr/local/bin/lspci", "0755")
+    if node.get("kernel_headers", True):
+        kernel = docker_exec(container, "uname", "-r").stdout.strip()
+        docker_exec(container, "mkdir", "-p", f"/lib/modules/{kernel}/build")
+    driver = node.get("driver")
+    if driver:
+        install_sim_driver(container, Path(node["artifacts"]), driver)
+
+
+def install_sim_driver(container: str, artifacts: Path, version: str) -> None:
+    """Pre-install the simulated driver by running its installer, as an operator would."""
+    runfiles = sorted(artifacts.glob(f"Ascend-hdk-910b-npu-driver_{version}_linux-*.run"))
+    if not runfiles:
+        raise HarnessError(f"no simulated driver {version} in {artifacts}: run `simctl.py artifacts` first")
+    have = docker_exec(container, "cat", "/usr/local/Ascend/driver/version.info", check=False)
+    if f"Version={version}" in have.stdout:
+        return
+    docker_exec(container, "sh", "-c", "id HwHiAiUser >/dev/null 2>&1 || "
+                "{ groupadd HwHiAiUser && useradd -g HwHiAiUser -d /home/HwHiAiUser -m -s /bin/bash HwHiAiUser; }")
+    put_file(container, runfiles[0], f"/tmp/{runfiles[0].name}", "0755")
+    res = docker_exec(container, "bash", f"/tmp/{runfiles[0].name}", "--full", "--install-for-all",
+                      "--quiet", "--nox11", check=False)
+    if res.returncode not in (0, 2):
+        raise HarnessError(f"simulated driver install failed in {container}:\n{res.stdout}{res.stderr}")
+    docker_exec(container, "rm", "-f", f"/tmp/{runfiles[0].name}")
+
+
+def load_cluster(path: Path) -> dict:
+    data = json.loads(path.read_text())
+    for key in ("name", "nodes"):
+        if key not in data:
+            raise HarnessError(f"{path}: missing key {key!r}")
+    return data
+
+
+def known_hosts_update(entries: dict[str, str]) -> None:
+    """Record the nodes' host keys so SSH host key checking stays on."""
+    kh = Path.home() / ".ssh" / "known_hosts"
+    kh.parent.mkdir(mode=0o700, exist_ok=True)
+    kh.touch(mode=0o600)
+    for host in entries:
+        run(["ssh-keygen", "-R", host, "-f", str(kh)], check=False, capture=True)
+    with open(kh, "a") as fh:
+        for host, key in entries.items():
+            fh.write(f"{host} {key}\n")
+
+
+def container_running(name: str) -> bool:
+    res = run(["docker", "inspect", "-f", "{{.State.Running}}", name], check=False, capture=True)
+    return res.returncode == 0 and res.stdout.strip() == "true"
+
+
+def cluster_up(path: Path, artifacts: Path) -> None:
+    cluster = load_cluster(path)
+    tag = ensure_image()
+    network = f"sim-{cluster['name']}"
+    if run(["docker", "network", "inspect", network], check=False, capture=True).returncode != 0:
+        run(["docker", "network", "create", network], capture=True)
+    client_key = ensure_keypair(ssh_dir() / "id_ed25519")
+    hosts: dict[str, str] = {}
+    for node in cluster["nodes"]:
+        name = f"{cluster['name']}-{node['name']}"
+        hostkey = ensure_keypair(ssh_dir() / f"host_{name}")
+        if not container_running(name):
+            run(["docker", "rm", "-f", name], check=False, capture=True)
+            log(f"starting node {name} (ssh on 127.0.0.1:{node['ssh_port']})")
+            run(["docker", "run", "-d", "--name", name, "--hostname", node["name"],
+                 "--network", network, "--network-alias", node["name"],
+                 "-p", f"127.0.0.1:{node['ssh_port']}:22",
+                 "--label", f"ascendops.sim.cluster={cluster['name']}", tag], capture=True)
+            put_file(name, hostkey, "/etc/ssh/ssh_host_ed25519_key", "0600")
+            put_file(name, hostkey.with_suffix(".pub"), "/etc/ssh/ssh_host_ed25519_key.pub")
+            put_file(name, client_key.with_suffix(".pub"), "/root/.ssh/authorized_keys", "0600")
+            docker_exec(name, "pkill", "-HUP", "-x", "sshd", check=False)
+            provision(name, dict(node, artifacts=str(artifacts)))
+        pub = hostkey.with_suffix(".pub").read_text().split()
+        hosts[f"[127.0.0.1]:{node['ssh_port']}"] = f"{pub[0]} {pub[1]}"
+    known_hosts_update(hosts)
+    wait_for_ssh(cluster, client_key)
+
+
+def wait_for_ssh(cluster: dict, key: Path, timeout: int = 30) -> None:
+    for node in cluster["nodes"]:
+        deadline = time.monotonic() + timeout
+        while True:
+            res = run(["ssh", "-i", str(key), "-p", str(node["ssh_port"]), "-o", "BatchMode=yes",
+                       "-o", "StrictHostKeyChecking=yes", "-o", "ConnectTimeout=3",
+                       "root@127.0.0.1", "true"], check=False, capture=True)
+            if res.returncode == 0:
+                break
+            if time.monotonic() > deadline:
+                raise HarnessError(f"node {node['name']} does not answer SSH: {res.stderr.strip()}")
+            time.sleep(1)
+
+
+def cluster_down(path: Path) -> None:
+    cluster = load_cluster(path)
+    for node in cluster["nodes"]:
+        run(["docker", "rm", "-f", f"{cluster['name']}-{node['name']}"], check=False, capture=True)
+    run(["docker", "network", "rm", f"sim-{cluster['name']}"], check=False, capture=True)
+
+
+# ---------------------------------------------------------------- CLI
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("engine")
+    sub.add_parser("image")
+    sub.add_parser("tag")
+    p = sub.add_parser("artifacts")
+    p.add_argument("dest", type=Path)
+    p.add_argument("extra", nargs=argparse.REMAINDER)
+    for name in ("up", "down"):
+        p = sub.add_parser(name)
+        p.add_argument("cluster", type=Path)
+        p.add_argument("--artifacts", type=Path, default=STATE_DIR / "artifacts")
+    p = sub.add_parser("provision")
+    p.add_argument("container")
+    p.add_argument("--node", type=Path, required=True, help="JSON file with the node's simulated state")
+    p.add_argument("--artifacts", type=Path, default=STATE_DIR / "artifacts")
+    args = parser.parse_args(argv)
+    try:
+        if args.cmd == "engine":
+            ensure_engine()
+        elif args.cmd == "image":
+            ensure_engine()
+            print(ensure_image())
+        elif args.cmd == "tag":
+            print(image_tag())
+        elif args.cmd == "artifacts":
+            make_artifacts(args.dest, args.extra)
+        elif args.cmd == "up":
+            ensure_engine()
+            cluster_up(args.cluster, args.artifacts)
+        elif args.cmd == "down":
+            cluster_down(args.cluster)
+        elif args.cmd == "provision":
+            node = json.loads(args.node.read_text())
+            provision(args.container, dict(node, artifacts=str(args.artifacts)))
+    except HarnessError as exc:
+        print(f"[simctl] ERROR: {exc}", file=sys.stderr)
+        return 1
+    except subprocess.CalledProcessError as exc:
+        detail = (exc.stderr or "").strip() if isinstance(exc.stderr, str) else ""
+        print(f"[simctl] ERROR: {' '.join(map(str, exc.cmd))} exited {exc.returncode}\n{detail}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Tests of the npu_facts module, run against the simulated npu-smi."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ansible.module_utils import basic
+
+from ansible_collections.ascendops.gr00t.plugins.modules import npu_facts
+
+
+def run_module(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, args: dict) -> dict:
+    """Run main() with `args` as module arguments; return the JSON result it printed."""
+    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode())
+    # ansible-core 2.19 also wants the serialization profile the controller would send.
+    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
+    with pytest.raises(SystemExit):
+        npu_facts.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def fake_npu_smi(tmp_path: Path, output: str) -> Path:
+    script = tmp_path / "npu-smi"
+    script.write_text("#!/bin/sh\ncat <<'EOF'\n{0}EOF\n".format(output))
+    script.chmod(0o755)
+    return script
+
+
+def test_facts_of_eight_devices(monkeypatch, capsys, npu_smi_sim: Path, sim_state) -> None:
+    sim_state(None)
+    result = run_module(monkeypatch, capsys, {"npu_smi": str(npu_smi_sim)})
+    assert not result.get("failed"), result
+    assert result["changed"] is False
+    npu = result["ansible_facts"]["npu"]
+    assert npu["count"] == 8
+    assert npu["npu_smi_version"] == "25.5.1"
+    assert [device["id"] for device in npu["devices"]] == list(range(8))
+    assert npu["devices"][0]["bus_id"] == "0000:C1:00.0"
+    assert "firmware_version" not in npu["devices"][0]
+
+
+def test_check_mode_gathers_facts(monkeypatch, capsys, npu_smi_sim: Path, sim_state) -> None:
+    sim_state({"devices": [{"id": 0, "bus_id": "0000:C1:00.0", "health": "Critical"}]})
+    result = run_module(monkeypatch, capsys, {"npu_smi": str(npu_smi_sim), "_ansible_check_mode": True})
+    assert result["changed"] is False
+    assert result["ansible_facts"]["npu"]["devices"][0]["health"] == "Critical"
+
+
+def test_board_adds_versions(monkeypatch, capsys, npu_smi_sim: Path, sim_state) -> None:
+    sim_state({
+        "npu_smi_version": "25.5.1",
+        "firmware_version": "7.8.0.2.212",
+        "devices": [
+            {"id": 0, "bus_id": "0000:C1:00.0"},
+            {"id": 1, "bus_id": "0000:C2:00.0", "firmware_version": "7.1.0.5.220", "compatibility": "Mismatch"},
+        ],
+    })
+    result = run_module(monkeypatch, capsys, {"npu_smi": str(npu_smi_sim), "board": True})
+    assert result["changed"] is False
+    devices = result["ansible_facts"]["npu"]["devices"]
+    versions = [(d["software_version"], d["firmware_version"], d["compatibility"]) for d in devices]
+    assert versions == [("25.5.1", "7.8.0.2.212", "OK"), ("25.5.1", "7.1.0.5.220", "Mismatch")]
+
+
+def test_missing_binary(monkeypatch, capsys, tmp_path: Path) -> None:
+    missing = str(tmp_path / "npu-smi")
+    result = run_module(monkeypatch, capsys, {"npu_smi": missing})
+    assert result["failed"] is True
+    assert missing in result["msg"]
+    assert "NPU driver is not installed or not on PATH" in result["msg"]
+    assert "npu_smi parameter" in result["msg"]
+
+
+def test_npu_smi_error_gives_hint(monkeypatch, capsys, npu_smi_sim: Path, sim_state) -> None:
+    sim_state({"fail": {"code": -8005, "message": "dcmi model initialized failed, because the device is used"}})
+    result = run_module(monkeypatch, capsys, {"npu_smi": str(npu_smi_sim)})
+    assert result["failed"] is True
+    assert result["rc"] != 0
+    assert "ret is -8005" in result["msg"]
+    assert "npu-smi set -t reset -i <id> -c 0" in result["msg"]
+    assert "ret is -8005" in result["stdout"]
+
+
+def test_error_printed_with_rc_zero_gives_hint(monkeypatch, capsys, tmp_path: Path) -> None:
+    script = fake_npu_smi(tmp_path, "dcmi get card list failed. ret is -8020\n")
+    result = run_module(monkeypatch, capsys, {"npu_smi": str(script)})
+    assert result["failed"] is True
+    assert "ret is -8020" in result["msg"]
+    assert "another process" in result["msg"]
+
+
+def test_unparsable_output(monkeypatch, capsys, tmp_path: Path) -> None:
+    script = fake_npu_smi(tmp_path, "".join("line {0}\n".format(n) for n in range(1, 30)))
+    result = run_module(monkeypatch, capsys, {"npu_smi": str(script)})
+    assert result["failed"] is True
+    assert "cannot parse the output of `npu-smi info`" in result["msg"]
+    assert "not npu-smi info output" in result["msg"]
+    assert "line 1\n" in result["msg"] and "line 10" in result["msg"]
+    assert "line 11" not in result["msg"]
