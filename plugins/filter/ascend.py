@@ -8,24 +8,6 @@ from typing import Any
 _CANN_OPS_RENAMED_IN = (8, 5, 0)
 
 
-def version_key(version: str) -> tuple:
-    """Order vendor versions: 8.3.RC1 < 8.3.0 < 8.5.0 < 9.0.0 < 26.0.RC1 < 26.0.0.
-
-    A release candidate sorts before the final release of the same numbers.
-    """
-    parts: list[tuple[int, int]] = []
-    for token in re.split(r"[.\-]", str(version)):
-        match = re.fullmatch(r"(?i)(rc|alpha|beta|t)(\d*)", token)
-        if token.isdigit():
-            parts.append((1, int(token)))
-        elif match:
-            parts.append((0, int(match.group(2) or 0)))
-        else:
-            digits = re.match(r"\d+", token)
-            parts.append((1, int(digits.group(0)) if digits else 0))
-    return tuple(parts)
-
-
 def _numeric_prefix(version: str) -> tuple[int, ...]:
     nums = []
     for token in str(version).split("."):
@@ -79,36 +61,23 @@ def parse_sha256sums(text: str) -> dict[str, str]:
     return sums
 
 
-def mount_for(mounts: list[dict[str, Any]], path: str) -> dict[str, Any]:
-    """The mount (from ansible_facts.mounts) that holds `path`, existing or not yet created.
+def disk_shortfalls(requirements: list[dict[str, Any]], measured: dict[str, dict[str, Any]]) -> list[str]:
+    """One message per install path with less free space than required.
 
-    The deepest mount point that is `path` itself or one of its parents wins; {} if none.
+    `measured` is the `paths` result of the disk_free module.
     """
-    target = "/" + str(path).strip("/")
-    best: dict[str, Any] = {}
-    best_len = -1
-    for mount in mounts or []:
-        point = "/" + str(mount.get("mount", "")).strip("/")
-        inside = target == point or target.startswith(point.rstrip("/") + "/")
-        if inside and "size_available" in mount and len(point) > best_len:
-            best, best_len = mount, len(point)
-    return best
-
-
-def disk_shortfalls(requirements: list[dict[str, Any]], mounts: list[dict[str, Any]]) -> list[str]:
-    """One message per install path whose filesystem has less free space than required."""
     problems = []
     for req in requirements:
-        mount = mount_for(mounts, req["path"])
+        where = measured.get(req["path"])
         need_gb = float(req["min_free_gb"])
-        if not mount:
-            problems.append(f"Disk: no mounted filesystem found for {req['path']}")
+        if not where:
+            problems.append(f"Disk: {req['path']} was not measured")
             continue
-        free_gb = int(mount["size_available"]) / 1024 ** 3
+        free_gb = int(where["free_bytes"]) / 1024 ** 3
         if free_gb < need_gb:
             problems.append(
-                f"Disk: {req['path']} ({req.get('purpose', 'install path')}) is on {mount['mount']} with "
-                f"{free_gb:.1f} GB free, preflight_disk_requirements asks for {need_gb:g} GB. "
+                f"Disk: {req['path']} ({req.get('purpose', 'install path')}) has {free_gb:.1f} GB free "
+                f"(measured at {where['measured_at']}), preflight_disk_requirements asks for {need_gb:g} GB. "
                 f"Free space there or mount a larger volume at {req['path']}."
             )
     return problems
@@ -144,17 +113,6 @@ def artifact_problems(results: list[dict[str, Any]], manifest: dict[str, str], s
     return problems
 
 
-def key_value(text: str, sep: str = "=") -> dict[str, str]:
-    """Parse `Key=value` (or `Key : value`) lines, as in version.info and install records."""
-    out: dict[str, str] = {}
-    for line in str(text).splitlines():
-        if sep in line:
-            key, _, value = line.partition(sep)
-            if key.strip():
-                out[key.strip()] = value.strip()
-    return out
-
-
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
@@ -163,7 +121,4 @@ class FilterModule:
             "artifact_problems": artifact_problems,
             "disk_shortfalls": disk_shortfalls,
             "parse_sha256sums": parse_sha256sums,
-            "mount_for": mount_for,
-            "key_value": key_value,
-            "version_key": version_key,
         }

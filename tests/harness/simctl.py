@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -190,11 +192,21 @@ def docker_exec(container: str, *cmd: str, check: bool = True) -> subprocess.Com
     return run(["docker", "exec", container, *cmd], check=check, capture=True)
 
 
-def put_file(container: str, src: Path, dest: str, mode: str = "0644") -> None:
-    docker_exec(container, "mkdir", "-p", str(Path(dest).parent))
-    run(["docker", "cp", str(src), f"{container}:{dest}"], capture=True)
-    docker_exec(container, "chown", "root:root", dest)
-    docker_exec(container, "chmod", mode, dest)
+def put_files(container: str, files: dict[str, tuple[bytes, int]]) -> None:
+    """Copy {dest: (content, mode)} into a container, running or not, owned by root."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for dest, (content, mode) in sorted(files.items()):
+            info = tarfile.TarInfo(dest.lstrip("/"))
+            info.size, info.mode, info.uid, info.gid = len(content), mode, 0, 0
+            tar.addfile(info, io.BytesIO(content))
+    res = subprocess.run(["docker", "cp", "-", f"{container}:/"], input=buf.getvalue(), capture_output=True)
+    if res.returncode != 0:
+        raise HarnessError(f"copying files into {container} failed: {res.stderr.decode(errors='replace').strip()}")
+
+
+def put_file(container: str, src: Path, dest: str, mode: int = 0o644) -> None:
+    put_files(container, {dest: (src.read_bytes(), mode)})
 
 
 def provision(container: str, node: dict) -> None:
@@ -203,12 +215,11 @@ def provision(container: str, node: dict) -> None:
     node keys: state (npu-smi state dict), kernel_headers (bool), driver (version or null),
     artifacts (controller dir holding the simulated driver .run when driver is set).
     """
-    with tempfile.TemporaryDirectory() as tmp:
-        state = Path(tmp) / "state.json"
-        state.write_text(json.dumps(node.get("state", {}), indent=2))
-        put_file(container, state, "/etc/npu-sim/state.json")
     # The lspci double shadows pciutils' through PATH order, as /usr/local/bin comes first.
-    put_file(container, SIM_DIR / "bin" / "lspci", "/usr/local/bin/lspci", "0755")
+    put_files(container, {
+        "/etc/npu-sim/state.json": (json.dumps(node.get("state", {}), indent=2).encode(), 0o644),
+        "/usr/local/bin/lspci": ((SIM_DIR / "bin" / "lspci").read_bytes(), 0o755),
+    })
     if node.get("kernel_headers", True):
         kernel = docker_exec(container, "uname", "-r").stdout.strip()
         docker_exec(container, "mkdir", "-p", f"/lib/modules/{kernel}/build")
@@ -227,7 +238,7 @@ def install_sim_driver(container: str, artifacts: Path, version: str) -> None:
         return
     docker_exec(container, "sh", "-c", "id HwHiAiUser >/dev/null 2>&1 || "
                 "{ groupadd HwHiAiUser && useradd -g HwHiAiUser -d /home/HwHiAiUser -m -s /bin/bash HwHiAiUser; }")
-    put_file(container, runfiles[0], f"/tmp/{runfiles[0].name}", "0755")
+    put_file(container, runfiles[0], f"/tmp/{runfiles[0].name}", 0o755)
     res = docker_exec(container, "bash", f"/tmp/{runfiles[0].name}", "--full", "--install-for-all",
                       "--quiet", "--nox11", check=False)
     if res.returncode not in (0, 2):
@@ -274,14 +285,16 @@ def cluster_up(path: Path, artifacts: Path) -> None:
         if not container_running(name):
             run(["docker", "rm", "-f", name], check=False, capture=True)
             log(f"starting node {name} (ssh on 127.0.0.1:{node['ssh_port']})")
-            run(["docker", "run", "-d", "--name", name, "--hostname", node["name"],
+            run(["docker", "create", "--name", name, "--hostname", node["name"],
                  "--network", network, "--network-alias", node["name"],
                  "-p", f"127.0.0.1:{node['ssh_port']}:22",
                  "--label", f"ascendops.sim.cluster={cluster['name']}", tag], capture=True)
-            put_file(name, hostkey, "/etc/ssh/ssh_host_ed25519_key", "0600")
-            put_file(name, hostkey.with_suffix(".pub"), "/etc/ssh/ssh_host_ed25519_key.pub")
-            put_file(name, client_key.with_suffix(".pub"), "/root/.ssh/authorized_keys", "0600")
-            docker_exec(name, "pkill", "-HUP", "-x", "sshd", check=False)
+            put_files(name, {
+                "/etc/ssh/ssh_host_ed25519_key": (hostkey.read_bytes(), 0o600),
+                "/etc/ssh/ssh_host_ed25519_key.pub": (hostkey.with_suffix(".pub").read_bytes(), 0o644),
+                "/root/.ssh/authorized_keys": (client_key.with_suffix(".pub").read_bytes(), 0o600),
+            })
+            run(["docker", "start", name], capture=True)
             provision(name, dict(node, artifacts=str(artifacts)))
         pub = hostkey.with_suffix(".pub").read_text().split()
         hosts[f"[127.0.0.1]:{node['ssh_port']}"] = f"{pub[0]} {pub[1]}"
