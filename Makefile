@@ -47,7 +47,7 @@ unit: venv
 sim: venv
 	$(SIMCTL) engine
 	$(SIMCTL) image
-	$(SIMCTL) artifacts $(ARTIFACTS)
+	$(SIMCTL) artifacts $(ARTIFACTS) --extra-cann-version 8.5.0
 
 molecule: sim
 	export SIM_IMAGE="$$($(SIMCTL) tag)"; \

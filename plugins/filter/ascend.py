@@ -8,6 +8,33 @@ from typing import Any
 _CANN_OPS_RENAMED_IN = (8, 5, 0)
 
 
+def version_key(version: str) -> tuple:
+    """Sort key for vendor versions: 8.3.RC1 < 8.3.0 < 8.5.0 < 9.0.0 < 26.0.RC1 < 26.0.0.
+
+    A release candidate sorts before the final release with the same numbers.
+    """
+    parts: list[tuple[int, int]] = []
+    for token in re.split(r"[.\-]", str(version)):
+        candidate = re.fullmatch(r"(?i)(?:rc|alpha|beta|t)(\d*)", token)
+        if token.isdigit():
+            parts.append((1, int(token)))
+        elif candidate:
+            parts.append((0, int(candidate.group(1) or 0)))
+        else:
+            digits = re.match(r"\d+", token)
+            parts.append((1, int(digits.group(0)) if digits else 0))
+    return tuple(parts)
+
+
+def package_action(installed: str | None, wanted: str) -> str:
+    """What a vendor package needs: none, install, upgrade or downgrade."""
+    if not installed:
+        return "install"
+    if installed == wanted:
+        return "none"
+    return "upgrade" if version_key(installed) < version_key(wanted) else "downgrade"
+
+
 def _numeric_prefix(version: str) -> tuple[int, ...]:
     nums = []
     for token in str(version).split("."):
@@ -118,6 +145,7 @@ class FilterModule:
         return {
             "ascend_package": ascend_package,
             "ascend_packages": ascend_packages,
+            "package_action": package_action,
             "artifact_problems": artifact_problems,
             "disk_shortfalls": disk_shortfalls,
             "parse_sha256sums": parse_sha256sums,
