@@ -3,6 +3,9 @@ import re
 
 import pytest
 
+ROOT = "/usr/local/Ascend"
+CANN = "9.0.0"
+
 
 def test_npu_smi_lists_eight_healthy_npus(host):
     out = host.check_output("npu-smi info")
@@ -12,13 +15,44 @@ def test_npu_smi_lists_eight_healthy_npus(host):
 
 
 def test_driver_version_recorded(host):
-    info = host.file("/usr/local/Ascend/driver/version.info")
+    info = host.file(f"{ROOT}/driver/version.info")
     assert info.exists
     assert "Version=25.5.1" in info.content_string
 
 
-@pytest.mark.parametrize("path", ["/usr/local/Ascend/cann", "/etc/profile.d"])
-def test_nothing_written_by_preflight(host, path):
-    # Preflight is read-only: nothing under the install paths is newer than preparation.
-    newer = host.run(f"find {path} -newer /var/tmp/sim-prepared 2>/dev/null")
-    assert newer.stdout.strip() == ""
+def test_cann_link_points_at_the_version(host):
+    link = host.file(f"{ROOT}/cann")
+    assert link.is_symlink
+    assert link.linked_to == f"{ROOT}/cann-{CANN}"
+
+
+@pytest.mark.parametrize("record", [
+    f"{ROOT}/cann-{CANN}/{{arch}}-linux/ascend_toolkit_install.info",
+    f"{ROOT}/cann-{CANN}/opp/ascend910b_ops_install.info",
+    f"{ROOT}/nnal/atb/{CANN}/ascend_nnal_install.info",
+])
+def test_install_records_name_the_version(host, record):
+    path = record.format(arch=host.system_info.arch)
+    assert f"version={CANN}" in host.file(path).content_string
+
+
+def test_login_shell_has_the_cann_environment(host):
+    out = host.check_output("bash -lc 'echo $ASCEND_HOME_PATH; echo $ASCEND_OPP_PATH; echo ${ATB_HOME_PATH:-}'")
+    home, opp, atb = out.splitlines()
+    assert home == f"{ROOT}/cann-{CANN}"
+    assert opp == f"{home}/opp"
+    assert atb.startswith(f"{ROOT}/nnal/atb/{CANN}")
+
+
+def test_profile_snippet_is_root_owned(host):
+    snippet = host.file("/etc/profile.d/ascend-cann.sh")
+    assert snippet.user == "root"
+    assert snippet.mode == 0o644
+    assert f"{ROOT}/cann/set_env.sh" in snippet.content_string
+
+
+def test_installers_verified_and_staged(host):
+    staged = host.file("/var/cache/ascendops/artifacts")
+    assert staged.is_directory
+    assert staged.mode == 0o750
+    assert host.file(f"/var/cache/ascendops/artifacts/Ascend-cann-toolkit_{CANN}_linux-{host.system_info.arch}.run").exists
