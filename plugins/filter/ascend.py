@@ -4,8 +4,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# CANN packages: 8.5.0 renamed the 910B kernels package to "910b-ops".
-_CANN_OPS_RENAMED_IN = (8, 5, 0)
+# CANN packages: 8.5.0 renamed the 910B kernels package to "910b-ops". Compared with the
+# numeric prefix of the version, so (8, 5) keeps 8.5.RC1 and "8.5" on the new name.
+_CANN_OPS_RENAMED_IN = (8, 5)
 
 
 def version_key(version: str) -> tuple:
@@ -33,6 +34,37 @@ def package_action(installed: str | None, wanted: str) -> str:
     if installed == wanted:
         return "none"
     return "upgrade" if version_key(installed) < version_key(wanted) else "downgrade"
+
+
+def pending_packages(wanted: dict[str, str], installed: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The packages of a {kind: version} plan whose installed version differs.
+
+    `installed` is ansible_facts.ascend (keys `<kind>_version`). Each entry says the
+    action and the versions: {"action": "upgrade", "from": "8.5.0", "to": "9.0.0"}.
+    """
+    pending = {}
+    for kind, version in wanted.items():
+        have = installed.get(f"{kind}_version")
+        action = package_action(have, version)
+        if action != "none":
+            pending[kind] = {"action": action, "from": have, "to": version}
+    return pending
+
+
+_PACKAGE_TITLES = {
+    "driver": "NPU driver",
+    "firmware": "NPU firmware",
+    "toolkit": "CANN toolkit",
+    "ops": "CANN 910B ops",
+    "nnal": "CANN nnal",
+}
+
+
+def describe_pending(item: dict[str, Any]) -> str:
+    """'CANN toolkit: upgrade 8.5.0 -> 9.0.0' for a dict2items entry of pending_packages."""
+    entry = item["value"]
+    start = f"{entry['from']} -> " if entry["from"] else ""
+    return f"{_PACKAGE_TITLES.get(item['key'], item['key'])}: {entry['action']} {start}{entry['to']}"
 
 
 def _numeric_prefix(version: str) -> tuple[int, ...]:
@@ -65,13 +97,17 @@ def ascend_package(kind: str, version: str, arch: str) -> str:
     return names[kind]
 
 
-def ascend_packages(plan: dict[str, str], arch: str) -> list[str]:
-    """File names for a {kind: version} plan, in install order."""
+def ascend_packages(plan: dict[str, Any], arch: str) -> list[str]:
+    """File names for a plan, in install order.
+
+    The plan maps kind to a version, or to a pending_packages entry (its `to` version).
+    """
     order = ["driver", "firmware", "toolkit", "ops", "nnal"]
     unknown = sorted(set(plan) - set(order))
     if unknown:
         raise ValueError(f"unknown Ascend package kinds {unknown}")
-    return [ascend_package(kind, plan[kind], arch) for kind in order if kind in plan]
+    versions = {kind: (v["to"] if isinstance(v, dict) else v) for kind, v in plan.items()}
+    return [ascend_package(kind, versions[kind], arch) for kind in order if kind in versions]
 
 
 def parse_sha256sums(text: str) -> dict[str, str]:
@@ -146,6 +182,8 @@ class FilterModule:
             "ascend_package": ascend_package,
             "ascend_packages": ascend_packages,
             "package_action": package_action,
+            "pending_packages": pending_packages,
+            "describe_pending": describe_pending,
             "artifact_problems": artifact_problems,
             "disk_shortfalls": disk_shortfalls,
             "parse_sha256sums": parse_sha256sums,
