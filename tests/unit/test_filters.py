@@ -1,0 +1,345 @@
+"""Tests of the filters in plugins/filter/ascend.py."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.ascendops.gr00t.plugins.filter import ascend
+from ansible_collections.ascendops.gr00t.plugins.filter.ascend import (
+    FilterModule,
+    artifact_problems,
+    ascend_package,
+    ascend_packages,
+    disk_shortfalls,
+    parse_sha256sums,
+)
+
+GENERATOR = Path(__file__).resolve().parents[2] / "tests" / "sim" / "make_artifacts.py"
+GB = 1024 ** 3
+SUM_A = "a" * 64
+SUM_B = "0123456789abcdef" * 4
+SUM_C = "f" * 64
+
+
+# ---------------------------------------------------------------- ascend_package
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("kind, version, expected", [
+    ("driver", "25.5.1", "Ascend-hdk-910b-npu-driver_25.5.1_linux-{arch}.run"),
+    ("firmware", "7.8.0.2.212", "Ascend-hdk-910b-npu-firmware_7.8.0.2.212.run"),
+    ("toolkit", "9.0.0", "Ascend-cann-toolkit_9.0.0_linux-{arch}.run"),
+    ("ops", "9.0.0", "Ascend-cann-910b-ops_9.0.0_linux-{arch}.run"),
+    ("ops", "8.5.0", "Ascend-cann-910b-ops_8.5.0_linux-{arch}.run"),
+    ("nnal", "9.0.0", "Ascend-cann-nnal_9.0.0_linux-{arch}.run"),
+])
+def test_ascend_package_names(kind: str, version: str, expected: str, arch: str) -> None:
+    assert ascend_package(kind, version, arch) == expected.format(arch=arch)
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("version", ["8.3.RC1", "8.3.0", "8.2.RC1", "7.0.0"])
+def test_ops_is_named_kernels_before_8_5(version: str, arch: str) -> None:
+    assert ascend_package("ops", version, arch) == f"Ascend-cann-kernels-910b_{version}_linux-{arch}.run"
+
+
+@pytest.mark.parametrize("version", ["8.5.RC1", "8.5", "8.5.0", "8.5.1", "26.0.RC1"])
+def test_ops_is_named_ops_from_8_5(version: str) -> None:
+    assert ascend_package("ops", version, "x86_64") == f"Ascend-cann-910b-ops_{version}_linux-x86_64.run"
+
+
+@pytest.fixture(scope="module")
+def generator():
+    """tests/sim/make_artifacts.py as a module (it is a script, not a package)."""
+    spec = importlib.util.spec_from_file_location("gr00t_make_artifacts", GENERATOR)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look the module up while it loads
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules[spec.name]
+
+
+@pytest.mark.parametrize("version", ["8.0.RC1", "8.3.RC1", "8.3.0", "8.4.0", "8.5.RC1", "8.5", "8.5.0", "9.0.0"])
+def test_ops_name_agrees_with_simulated_artifacts(generator, version: str) -> None:
+    name = ascend_package("ops", version, "x86_64")
+    assert name == f"{generator.ops_package_name(version)}_{version}_linux-x86_64.run"
+
+
+def test_firmware_name_has_no_arch() -> None:
+    assert ascend_package("firmware", "7.8.0.2.212", "x86_64") == ascend_package("firmware", "7.8.0.2.212", "aarch64")
+
+
+@pytest.mark.parametrize("kind", ["kernels", "Driver", "", "toolkit "])
+def test_ascend_package_unknown_kind(kind: str) -> None:
+    with pytest.raises(ValueError, match="unknown Ascend package kind"):
+        ascend_package(kind, "9.0.0", "x86_64")
+
+
+# ---------------------------------------------------------------- ascend_packages
+
+
+def test_ascend_packages_in_install_order() -> None:
+    plan = {"nnal": "9.0.0", "ops": "9.0.0", "toolkit": "9.0.0", "firmware": "7.8.0.2.212", "driver": "25.5.1"}
+    assert ascend_packages(plan, "aarch64") == [
+        "Ascend-hdk-910b-npu-driver_25.5.1_linux-aarch64.run",
+        "Ascend-hdk-910b-npu-firmware_7.8.0.2.212.run",
+        "Ascend-cann-toolkit_9.0.0_linux-aarch64.run",
+        "Ascend-cann-910b-ops_9.0.0_linux-aarch64.run",
+        "Ascend-cann-nnal_9.0.0_linux-aarch64.run",
+    ]
+
+
+def test_ascend_packages_subset_and_empty() -> None:
+    assert ascend_packages({"ops": "8.3.RC1", "toolkit": "8.3.RC1"}, "x86_64") == [
+        "Ascend-cann-toolkit_8.3.RC1_linux-x86_64.run",
+        "Ascend-cann-kernels-910b_8.3.RC1_linux-x86_64.run",
+    ]
+    assert ascend_packages({}, "x86_64") == []
+
+
+def test_ascend_packages_accepts_pending_entries() -> None:
+    plan = {"toolkit": {"action": "upgrade", "from": "8.5.0", "to": "9.0.0"}, "driver": "25.5.1"}
+    assert ascend_packages(plan, "x86_64") == [
+        "Ascend-hdk-910b-npu-driver_25.5.1_linux-x86_64.run",
+        "Ascend-cann-toolkit_9.0.0_linux-x86_64.run",
+    ]
+
+
+def test_ascend_packages_unknown_kind() -> None:
+    with pytest.raises(ValueError, match=r"unknown Ascend package kinds \['kernels', 'mindie'\]"):
+        ascend_packages({"toolkit": "9.0.0", "mindie": "2.0", "kernels": "8.3.0"}, "x86_64")
+
+
+# ---------------------------------------------------------------- parse_sha256sums
+
+
+def test_parse_sha256sums_text_and_binary_format() -> None:
+    text = f"{SUM_A}  Ascend-cann-toolkit_9.0.0_linux-x86_64.run\n{SUM_B} *Ascend-hdk-910b-npu-firmware_7.8.0.2.212.run\n"
+    assert parse_sha256sums(text) == {
+        "Ascend-cann-toolkit_9.0.0_linux-x86_64.run": SUM_A,
+        "Ascend-hdk-910b-npu-firmware_7.8.0.2.212.run": SUM_B,
+    }
+
+
+def test_parse_sha256sums_skips_comments_and_blank_lines() -> None:
+    text = f"# CANN 9.0.0\n\n   \n{SUM_A}  A.run\n  # indented comment\n\n{SUM_C}  B.run"
+    assert parse_sha256sums(text) == {"A.run": SUM_A, "B.run": SUM_C}
+    assert parse_sha256sums("") == {}
+    assert parse_sha256sums("# nothing here\n") == {}
+
+
+def test_parse_sha256sums_lowercases_hex() -> None:
+    assert parse_sha256sums(f"{SUM_B.upper()}  A.run\n") == {"A.run": SUM_B}
+
+
+def test_parse_sha256sums_handles_crlf() -> None:
+    assert parse_sha256sums(f"{SUM_A}  A.run\r\n{SUM_C}  B.run\r\n") == {"A.run": SUM_A, "B.run": SUM_C}
+
+
+@pytest.mark.parametrize("bad", [
+    "not a checksum line",
+    f"{SUM_A[:-1]}  A.run",
+    f"{SUM_A}",
+    f"{SUM_A}A.run",
+    f"{'g' * 64}  A.run",
+])
+def test_parse_sha256sums_malformed_line_names_its_number(bad: str) -> None:
+    text = f"# header\n{SUM_A}  A.run\n\n{bad}\n{SUM_C}  C.run\n"
+    with pytest.raises(ValueError, match=r"manifest line 4 is not") as info:
+        parse_sha256sums(text)
+    assert repr(bad[:80]) in str(info.value)
+
+
+# ---------------------------------------------------------------- disk_shortfalls
+
+
+REQUIREMENTS = [
+    {"path": "/usr/local/Ascend", "min_free_gb": 20, "purpose": "CANN and driver"},
+    {"path": "/opt/miniforge3", "min_free_gb": 5},
+]
+
+
+def measured(free_ascend: float, free_conda: float) -> dict:
+    return {
+        "/usr/local/Ascend": {"measured_at": "/usr/local", "exists": False, "free_bytes": int(free_ascend * GB)},
+        "/opt/miniforge3": {"measured_at": "/opt", "exists": False, "free_bytes": int(free_conda * GB)},
+    }
+
+
+def test_disk_enough_space() -> None:
+    assert disk_shortfalls(REQUIREMENTS, measured(100, 5)) == []
+    assert disk_shortfalls([], {}) == []
+
+
+def test_disk_too_little_space() -> None:
+    problems = disk_shortfalls(REQUIREMENTS, measured(12.34, 50))
+    assert len(problems) == 1
+    msg = problems[0]
+    assert "/usr/local/Ascend" in msg
+    assert "CANN and driver" in msg
+    assert "12.3 GB free" in msg
+    assert "measured at /usr/local" in msg
+    assert "preflight_disk_requirements" in msg
+    assert "20 GB" in msg
+
+
+def test_disk_default_purpose_and_each_path() -> None:
+    problems = disk_shortfalls(REQUIREMENTS, measured(1, 4.5))
+    assert len(problems) == 2
+    assert problems[1].startswith("Disk: /opt/miniforge3 (install path) has 4.5 GB free")
+    assert "measured at /opt" in problems[1]
+    assert "asks for 5 GB" in problems[1]
+
+
+def test_disk_string_requirement() -> None:
+    reqs = [{"path": "/usr/local/Ascend", "min_free_gb": "2.5"}]
+    assert disk_shortfalls(reqs, measured(3, 0)) == []
+    assert "asks for 2.5 GB" in disk_shortfalls(reqs, measured(2, 0))[0]
+
+
+def test_disk_missing_measurement() -> None:
+    problems = disk_shortfalls(REQUIREMENTS, {"/opt/miniforge3": measured(0, 50)["/opt/miniforge3"]})
+    assert problems == ["Disk: /usr/local/Ascend was not measured"]
+
+
+# ---------------------------------------------------------------- artifact_problems
+
+
+MANIFEST = {"A.run": SUM_A, "B.run": SUM_B}
+
+
+def stat_result(path: str, exists: bool = True, checksum: str | None = None) -> dict:
+    stat = {"exists": exists}
+    if exists and checksum is not None:
+        stat["checksum"] = checksum
+    return {"item": path, "stat": stat}
+
+
+def test_artifacts_all_match() -> None:
+    results = [stat_result("/src/A.run", checksum=SUM_A), stat_result("/src/B.run", checksum=SUM_B.upper())]
+    assert artifact_problems(results, MANIFEST, "/src") == []
+
+
+def test_artifacts_missing_file() -> None:
+    problems = artifact_problems([stat_result("/src/A.run", exists=False)], MANIFEST, "/src")
+    assert len(problems) == 1
+    assert "A.run is not in the artifact source /src" in problems[0]
+    assert "SHA256SUMS" in problems[0]
+
+
+def test_artifacts_not_in_manifest() -> None:
+    problems = artifact_problems([stat_result("/src/C.run", checksum=SUM_C)], MANIFEST, "/src", "sums.txt")
+    assert len(problems) == 1
+    assert "C.run is in /src but has no line in sums.txt" in problems[0]
+    assert "sha256sum C.run >> sums.txt" in problems[0]
+
+
+def test_artifacts_mismatch() -> None:
+    problems = artifact_problems([stat_result("/src/A.run", checksum=SUM_C)], MANIFEST, "/src")
+    assert len(problems) == 1
+    assert f"A.run has sha256 {SUM_C}, SHA256SUMS expects {SUM_A}" in problems[0]
+
+
+def test_artifacts_mixed_results_in_order() -> None:
+    results = [
+        stat_result("/src/A.run", checksum=SUM_C),
+        stat_result("/src/B.run", checksum=SUM_B),
+        stat_result("/src/C.run", checksum=SUM_C),
+        stat_result("/src/D.run", exists=False),
+    ]
+    problems = artifact_problems(results, MANIFEST, "/src")
+    assert [p.split(" ", 2)[1] for p in problems] == ["A.run", "C.run", "D.run"]
+
+
+def test_artifacts_uri_present() -> None:
+    results = [{"item": "http://x/A.run", "status": 200}, {"item": "http://x/B.run", "status": 200}]
+    assert artifact_problems(results, MANIFEST, "http://x") == []
+
+
+def test_artifacts_uri_missing() -> None:
+    problems = artifact_problems([{"item": "http://x/A.run", "status": 404}], MANIFEST, "http://x")
+    assert len(problems) == 1
+    assert "A.run is not in the artifact source http://x" in problems[0]
+    assert artifact_problems([{"item": "http://x/A.run"}], MANIFEST, "http://x") != []
+
+
+def test_artifacts_uri_not_in_manifest() -> None:
+    problems = artifact_problems([{"item": "http://x/C.run", "status": 200}], MANIFEST, "http://x")
+    assert len(problems) == 1 and "C.run is in http://x but has no line in SHA256SUMS" in problems[0]
+
+
+def test_artifacts_uri_is_not_checksum_checked() -> None:
+    # A HEAD result has no content to hash; even a stray checksum key is not compared.
+    result = {"item": "http://x/A.run", "status": 200, "checksum": SUM_C}
+    assert artifact_problems([result], MANIFEST, "http://x") == []
+
+
+# ---------------------------------------------------------------- FilterModule
+
+
+@pytest.mark.parametrize("name", [
+    "ascend_package",
+    "ascend_packages",
+    "package_action",
+    "pending_packages",
+    "describe_pending",
+    "artifact_problems",
+    "disk_shortfalls",
+    "parse_sha256sums",
+])
+def test_filter_module_exposes(name: str) -> None:
+    filters = FilterModule().filters()
+    assert filters[name] is getattr(ascend, name)
+
+
+# ---------------------------------------------------------------- versions and plans
+
+@pytest.mark.parametrize("older, newer", [
+    ("8.3.RC1", "8.3.0"),
+    ("8.3.0", "8.5.0"),
+    ("8.5.0", "9.0.0"),
+    ("9.0.0", "25.5.1"),
+    ("25.5.1", "26.0.RC1"),
+    ("26.0.RC1", "26.0.0"),
+])
+def test_version_key_orders_vendor_versions(older, newer):
+    assert ascend.version_key(older) < ascend.version_key(newer)
+
+
+@pytest.mark.parametrize("installed, wanted, action", [
+    (None, "9.0.0", "install"),
+    ("", "9.0.0", "install"),
+    ("9.0.0", "9.0.0", "none"),
+    ("8.5.0", "9.0.0", "upgrade"),
+    ("9.1.0", "9.0.0", "downgrade"),
+])
+def test_package_action(installed, wanted, action):
+    assert ascend.package_action(installed, wanted) == action
+
+
+def test_pending_packages_lists_only_differences():
+    wanted = {"driver": "25.5.1", "toolkit": "9.0.0", "ops": "9.0.0"}
+    installed = {"driver_version": "25.5.1", "toolkit_version": "8.5.0", "ops_version": None}
+    pending = ascend.pending_packages(wanted, installed)
+    assert pending == {
+        "toolkit": {"action": "upgrade", "from": "8.5.0", "to": "9.0.0"},
+        "ops": {"action": "install", "from": None, "to": "9.0.0"},
+    }
+    assert ascend.ascend_packages(pending, "aarch64") == [
+        "Ascend-cann-toolkit_9.0.0_linux-aarch64.run",
+        "Ascend-cann-910b-ops_9.0.0_linux-aarch64.run",
+    ]
+
+
+def test_describe_pending():
+    assert ascend.describe_pending(
+        {"key": "toolkit", "value": {"action": "upgrade", "from": "8.5.0", "to": "9.0.0"}}
+    ) == "CANN toolkit: upgrade 8.5.0 -> 9.0.0"
+    assert ascend.describe_pending(
+        {"key": "driver", "value": {"action": "install", "from": None, "to": "25.5.1"}}
+    ) == "NPU driver: install 25.5.1"
