@@ -11,6 +11,7 @@ record names, which is why every lookup tries the old layout too):
   <root>/ascend-toolkit/latest/<arch>-linux/ascend_toolkit_install.info   (before 8.5)
   <root>/cann-<v>/opp/ascend910b_ops_install.info    version=<v>
   <root>/nnal/atb/<v>/ascend_nnal_install.info       version=<v>
+  <root>/nnal/atb/latest -> <v>                      active nnal
 """
 from __future__ import annotations
 
@@ -63,8 +64,14 @@ def installed_toolkits(root: str) -> List[str]:
 
 
 def nnal_versions(root: str) -> List[str]:
+    """Installed nnal versions; the `latest` link next to them is not one more install."""
     records = sorted(glob.glob(os.path.join(root, "nnal", "atb", "*", "ascend_nnal_install.info")))
+    records = [path for path in records if not os.path.islink(os.path.dirname(path))]
     return [v for v in (read_key(path, "version") for path in records) if v]
+
+
+def active_nnal(root: str) -> Optional[str]:
+    return read_key(os.path.join(root, "nnal", "atb", "latest", "ascend_nnal_install.info"), "version")
 
 
 def active_toolkit_home(root: str) -> Optional[str]:
@@ -90,7 +97,7 @@ def install_facts(root: str) -> Dict[str, object]:
         "toolkit_home": home,
         "toolkits_installed": installed_toolkits(root),
         "ops_version": ops,
-        "nnal_version": nnal[-1] if nnal else None,
+        "nnal_version": active_nnal(root) or (nnal[-1] if nnal else None),
         "nnal_installed": nnal,
         "partial_installs": partial_trees(root),
     }

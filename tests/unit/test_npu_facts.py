@@ -98,3 +98,69 @@ def test_unparsable_output(monkeypatch, capsys, tmp_path: Path) -> None:
     assert "not npu-smi info output" in result["msg"]
     assert "line 1\n" in result["msg"] and "line 10" in result["msg"]
     assert "line 11" not in result["msg"]
+
+
+# ---------------------------------------------------------------- required parameter
+
+
+def test_not_required_missing_binary_reports_absence(monkeypatch, capsys, tmp_path: Path) -> None:
+    missing = str(tmp_path / "npu-smi")
+    result = run_module(monkeypatch, capsys, {"npu_smi": missing, "required": False})
+    assert not result.get("failed"), result
+    assert result["changed"] is False
+    npu = result["ansible_facts"]["npu"]
+    assert npu["present"] is False
+    assert "not found" in npu["error"]
+    assert missing in npu["error"]
+    assert npu["count"] == 0
+    assert npu["devices"] == []
+    assert npu["npu_smi_version"] is None
+
+
+def test_not_required_failing_npu_smi_reports_error(monkeypatch, capsys, npu_smi_sim: Path, sim_state) -> None:
+    sim_state({"fail": {"code": -8005, "message": "dcmi model initialized failed, because the device is used"}})
+    result = run_module(monkeypatch, capsys, {"npu_smi": str(npu_smi_sim), "required": False})
+    assert not result.get("failed"), result
+    assert result["changed"] is False
+    npu = result["ansible_facts"]["npu"]
+    assert npu["present"] is True
+    assert "-8005" in npu["error"]
+    assert "restart" in npu["error"]
+    assert npu["count"] == 0
+    assert npu["devices"] == []
+
+
+def test_not_required_board_failure_reports_error(monkeypatch, capsys, tmp_path: Path) -> None:
+    script = fake_npu_smi(tmp_path, "dcmi get card list failed. ret is -8020\n")
+    result = run_module(monkeypatch, capsys, {"npu_smi": str(script), "required": False, "board": True})
+    assert not result.get("failed"), result
+    npu = result["ansible_facts"]["npu"]
+    assert npu["present"] is True
+    assert "-8020" in npu["error"]
+
+
+def test_not_required_success(monkeypatch, capsys, npu_smi_sim: Path, sim_state) -> None:
+    sim_state(None)
+    result = run_module(monkeypatch, capsys, {"npu_smi": str(npu_smi_sim), "required": False})
+    assert not result.get("failed"), result
+    npu = result["ansible_facts"]["npu"]
+    assert npu["present"] is True
+    assert npu["error"] is None
+    assert npu["count"] == 8
+
+
+def test_success_reports_present_by_default(monkeypatch, capsys, npu_smi_sim: Path, sim_state) -> None:
+    sim_state(None)
+    result = run_module(monkeypatch, capsys, {"npu_smi": str(npu_smi_sim)})
+    npu = result["ansible_facts"]["npu"]
+    assert npu["present"] is True
+    assert npu["error"] is None
+
+
+@pytest.mark.parametrize("args", [{}, {"required": True}])
+def test_required_missing_binary_still_fails(monkeypatch, capsys, tmp_path: Path, args: dict) -> None:
+    missing = str(tmp_path / "npu-smi")
+    result = run_module(monkeypatch, capsys, {"npu_smi": missing, **args})
+    assert result["failed"] is True
+    assert "not found" in result["msg"]
+    assert "ansible_facts" not in result
