@@ -5,7 +5,6 @@ by the simulated installers of tests/sim/make_artifacts.py to show both agree.
 """
 from __future__ import annotations
 
-import json
 import os
 import platform
 import subprocess
@@ -13,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ansible.module_utils import basic
+import modrun
 
 from ansible_collections.ascendops.gr00t.plugins.module_utils import ascend_install
 from ansible_collections.ascendops.gr00t.plugins.module_utils.ascend_install import install_facts
@@ -290,12 +289,7 @@ def test_facts_of_simulated_install(simulated_node: Path) -> None:
 
 
 def run_module(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, args: dict) -> dict:
-    """Run main() with `args` as module arguments; return the JSON result it printed."""
-    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode())
-    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
-    with pytest.raises(SystemExit):
-        ascend_install_facts.main()
-    return json.loads(capsys.readouterr().out)
+    return modrun.run_module(ascend_install_facts.main, monkeypatch, capsys, args)
 
 
 def test_module_reports_facts(monkeypatch, capsys, tmp_path: Path) -> None:

@@ -1,24 +1,18 @@
 """Tests of the disk_free module."""
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
-from ansible.module_utils import basic
+import modrun
 
 from ansible_collections.ascendops.gr00t.plugins.modules import disk_free
 from ansible_collections.ascendops.gr00t.plugins.modules.disk_free import measure, nearest_existing
 
 
 def run_module(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, args: dict) -> dict:
-    """Run main() with `args` as module arguments; return the JSON result it printed."""
-    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode())
-    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
-    with pytest.raises(SystemExit):
-        disk_free.main()
-    return json.loads(capsys.readouterr().out)
+    return modrun.run_module(disk_free.main, monkeypatch, capsys, args)
 
 
 # ---------------------------------------------------------------- nearest_existing

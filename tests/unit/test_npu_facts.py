@@ -1,23 +1,16 @@
 """Tests of the npu_facts module, run against the simulated npu-smi."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from ansible.module_utils import basic
+import modrun
 
 from ansible_collections.ascendops.gr00t.plugins.modules import npu_facts
 
 
 def run_module(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, args: dict) -> dict:
-    """Run main() with `args` as module arguments; return the JSON result it printed."""
-    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", json.dumps({"ANSIBLE_MODULE_ARGS": args}).encode())
-    # ansible-core 2.19 also wants the serialization profile the controller would send.
-    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
-    with pytest.raises(SystemExit):
-        npu_facts.main()
-    return json.loads(capsys.readouterr().out)
+    return modrun.run_module(npu_facts.main, monkeypatch, capsys, args)
 
 
 def fake_npu_smi(tmp_path: Path, output: str) -> Path:
