@@ -39,7 +39,7 @@ def recap(output: str) -> dict[str, dict[str, int]]:
 def write_cluster(count: int) -> tuple[Path, Path]:
     """A cluster file for simctl and an inventory for it, both under .sim/bench."""
     WORK.mkdir(parents=True, exist_ok=True)
-    nodes = [{"name": f"b{i}", "ssh_port": BASE_PORT + i, "driver": "25.5.1", "kernel_headers": True, "state": {}}
+    nodes = [{"name": f"b{i}", "ssh_port": BASE_PORT + i, "driver": None, "kernel_headers": True, "state": {}}
              for i in range(1, count + 1)]
     cluster = WORK / f"cluster-{count}.json"
     cluster.write_text(json.dumps({"name": f"bench{count}", "nodes": nodes}, indent=2))

@@ -56,3 +56,20 @@ def test_installers_verified_and_staged(host):
     assert staged.is_directory
     assert staged.mode == 0o750
     assert host.file(f"/var/cache/ascendops/artifacts/Ascend-cann-toolkit_{CANN}_linux-{host.system_info.arch}.run").exists
+
+
+def test_hwhiaiuser_exists_with_its_home(host):
+    user = host.user("HwHiAiUser")
+    assert user.exists
+    assert user.group == "HwHiAiUser"
+    assert user.home == "/home/HwHiAiUser"
+    assert host.file("/home/HwHiAiUser").is_directory
+
+
+def test_npu_smi_comes_from_the_driver(host):
+    assert host.file("/usr/local/sbin/npu-smi").linked_to == f"{ROOT}/driver/tools/npu-smi"
+
+
+def test_video_libraries_resolve_with_pkg_config(host):
+    assert host.run("pkg-config --exists libavcodec libavformat libavutil libswscale libswresample").rc == 0
+    assert host.run("ffmpeg -hide_banner -version").rc == 0
