@@ -1,0 +1,162 @@
+"""Offline bundle logic: manifests, required-file patterns and the completeness check.
+
+A bundle is a directory with the files the chosen versions need and a manifest in
+`sha256sum` format listing every one of them by its path relative to the directory
+(`wheels/<file>.whl` for the pip wheelhouse). The same layout is the artifact source the
+roles read, so a checked bundle can be used as `ascend_artifact_source` as it is.
+"""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import re
+from typing import Iterable
+
+WHEELHOUSE = "wheels"
+_GLOB_CHARS = re.compile(r"[*?\[]")
+_PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*?)\s*(?:;.*)?$")
+
+
+def parse_sha256sums(text: str) -> dict[str, str]:
+    """Parse `sha256sum` output (`<hex>  <name>` or `<hex> *<name>`) into {name: hex}."""
+    sums: dict[str, str] = {}
+    for lineno, line in enumerate(str(text).splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = re.fullmatch(r"([0-9a-fA-F]{64})\s+\*?(.+)", line)
+        if not match:
+            raise ValueError(f"manifest line {lineno} is not '<sha256>  <file>': {line[:80]!r}")
+        sums[match.group(2).strip()] = match.group(1).lower()
+    return sums
+
+
+def render_sha256sums(sums: dict[str, str]) -> str:
+    """The manifest text for {name: hex}, one `<hex>  <name>` line per file, sorted by name."""
+    return "".join(f"{sums[name]}  {name}\n" for name in sorted(sums))
+
+
+def normalize_dist(name: str) -> str:
+    """A distribution name as wheel file names spell it (PEP 503/427): torch-npu -> torch_npu."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _normalize_wheel_name(path: str) -> str:
+    """`wheels/PyYAML-6.0-...whl` -> `wheels/pyyaml-6.0-...whl`; other paths are unchanged."""
+    head, _, base = path.rpartition("/")
+    if not base.endswith(".whl") or "-" not in base:
+        return path
+    dist, rest = base.split("-", 1)
+    return f"{head}/{normalize_dist(dist)}-{rest}" if head else f"{normalize_dist(dist)}-{rest}"
+
+
+def wheel_pattern(pin: str, directory: str = WHEELHOUSE) -> str:
+    """The wheel file pattern a pip pin needs in the bundle.
+
+    `torch_npu==2.7.1.post2` -> `wheels/torch_npu-2.7.1.post2-*.whl`, `protobuf==3.20.*` ->
+    `wheels/protobuf-3.20.*-*.whl`; a pin without an exact version (`attrs`, `numpy>=1.26`)
+    needs some wheel of the package: `wheels/attrs-*.whl`.
+    """
+    match = _PIN.match(str(pin))
+    if not match:
+        raise ValueError(f"pip pin {pin!r} is not `name`, `name==version` or `name==version.*`")
+    name, spec = normalize_dist(match.group(1)), match.group(2)
+    exact = re.fullmatch(r"===?\s*([A-Za-z0-9.*+!_-]+)", spec)
+    if spec and not exact and not re.fullmatch(r"(?:[<>!~=]=?\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)+", spec):
+        raise ValueError(f"pip pin {pin!r} has a version specifier this check cannot read: {spec!r}")
+    stem = f"{name}-{exact.group(1)}-*.whl" if exact else f"{name}-*.whl"
+    return f"{directory}/{stem}" if directory else stem
+
+
+def is_pattern(entry: str) -> bool:
+    return bool(_GLOB_CHARS.search(entry))
+
+
+def matches(pattern: str, names: Iterable[str]) -> list[str]:
+    """The names a required entry (a plain name or a glob) stands for, sorted.
+
+    Wheel distribution names are compared normalized, so `wheels/pyyaml-*.whl` finds
+    `wheels/PyYAML-6.0.2-...whl`. A `*` does not cross a `/`.
+    """
+    wanted = _normalize_wheel_name(pattern)
+    depth = wanted.count("/")
+    return sorted(n for n in names
+                  if n.count("/") == depth and fnmatch.fnmatchcase(_normalize_wheel_name(n), wanted))
+
+
+def sha256_file(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def scan(root: str, manifest: str) -> list[str]:
+    """Relative paths of the files in a bundle, without the manifest and hidden entries.
+
+    Hidden files and directories (a `.` name, e.g. an editor's swap file) are not part of a
+    bundle and are never listed or reported.
+    """
+    found = []
+    for top, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in files:
+            if name.startswith("."):
+                continue
+            rel = os.path.relpath(os.path.join(top, name), root).replace(os.sep, "/")
+            if rel != manifest:
+                found.append(rel)
+    return sorted(found)
+
+
+def check_bundle(present: dict[str, str], manifest: dict[str, str], required: Iterable[str]) -> dict[str, list[str]]:
+    """Compare the files of a bundle ({name: sha256}) with its manifest and what is required.
+
+    missing: required entries no file satisfies, and manifest lines whose file is absent;
+    mismatched: files whose sha256 differs from their manifest line;
+    unlisted: files without a manifest line.
+    """
+    missing = [entry for entry in required if not matches(entry, present)]
+    missing += [name for name in sorted(manifest) if name not in present and name not in missing]
+    mismatched = [name for name in sorted(present) if name in manifest and manifest[name] != present[name]]
+    unlisted = [name for name in sorted(present) if name not in manifest]
+    return {"missing": missing, "mismatched": mismatched, "unlisted": unlisted}
+
+
+def problem_messages(result: dict[str, list[str]], present: dict[str, str], manifest: dict[str, str],
+                     path: str, manifest_name: str, kinds: Iterable[str]) -> list[str]:
+    """One message per problem of the kinds asked for, each saying how to fix it."""
+    kinds = set(kinds)
+    messages = []
+    if "missing" in kinds:
+        for entry in result["missing"]:
+            if entry == manifest_name:
+                messages.append(
+                    f"{path} has no manifest {manifest_name}. Build the bundle with playbooks/bundle.yml, which "
+                    f"writes it, or list the files you checked (`cd {path} && sha256sum <files> > {manifest_name}`).")
+            elif entry in manifest:
+                messages.append(
+                    f"{entry} is listed in {manifest_name} but is not in {path}: the copy of the bundle is "
+                    f"incomplete. Copy the file again from the bundle, or delete its line from {manifest_name} "
+                    f"if no version in use needs it.")
+            else:
+                what = "No file matches" if is_pattern(entry) else "Missing:"
+                messages.append(
+                    f"{what} {entry} (needed by the chosen versions) in {path}. Build the bundle with "
+                    f"playbooks/bundle.yml on a machine with access (it fetches only what is missing), "
+                    f"or put the file there and list it in {manifest_name}.")
+    if "mismatched" in kinds:
+        for name in result["mismatched"]:
+            messages.append(
+                f"{name} has sha256 {present[name]}, {manifest_name} expects {manifest[name]}: the file is "
+                f"corrupt or was replaced. Copy it again from the bundle you built; where you build, move it "
+                f"out of {path} and rerun playbooks/bundle.yml to fetch it again.")
+    if "unlisted" in kinds:
+        for name in result["unlisted"]:
+            messages.append(
+                f"{name} is in {path} but has no line in {manifest_name}. Check the file, then list it "
+                f"(`cd {path} && sha256sum {name} >> {manifest_name}`, or rerun playbooks/bundle.yml), "
+                f"or move it out.")
+    return messages
