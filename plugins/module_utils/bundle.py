@@ -125,38 +125,48 @@ def check_bundle(present: dict[str, str], manifest: dict[str, str], required: It
     return {"missing": missing, "mismatched": mismatched, "unlisted": unlisted}
 
 
+def merge_manifest(present: dict[str, str], manifest: dict[str, str],
+                   required: Iterable[str]) -> tuple[dict[str, str], list[str]]:
+    """The manifest listing every file present, and the required entries still pending.
+
+    Lines of absent files are kept (they stay reported as missing, nothing is forgotten);
+    pending entries match neither a file nor a line, so fetching them will add lines.
+    """
+    merged = {**manifest, **present}
+    return merged, [entry for entry in required if not matches(entry, merged)]
+
+
 def problem_messages(result: dict[str, list[str]], present: dict[str, str], manifest: dict[str, str],
                      path: str, manifest_name: str, kinds: Iterable[str]) -> list[str]:
-    """One message per problem of the kinds asked for, each saying how to fix it."""
+    """One message per kind of problem asked for: every file it concerns, then the fix."""
     kinds = set(kinds)
+    missing = result["missing"] if "missing" in kinds else []
+    required = [e for e in missing if e not in manifest and e != manifest_name]
+    dropped = [e for e in missing if e in manifest]
     messages = []
-    if "missing" in kinds:
-        for entry in result["missing"]:
-            if entry == manifest_name:
-                messages.append(
-                    f"{path} has no manifest {manifest_name}. Build the bundle with playbooks/bundle.yml, which "
-                    f"writes it, or list the files you checked (`cd {path} && sha256sum <files> > {manifest_name}`).")
-            elif entry in manifest:
-                messages.append(
-                    f"{entry} is listed in {manifest_name} but is not in {path}: the copy of the bundle is "
-                    f"incomplete. Copy the file again from the bundle, or delete its line from {manifest_name} "
-                    f"if no version in use needs it.")
-            else:
-                what = "No file matches" if is_pattern(entry) else "Missing:"
-                messages.append(
-                    f"{what} {entry} (needed by the chosen versions) in {path}. Build the bundle with "
-                    f"playbooks/bundle.yml on a machine with access (it fetches only what is missing), "
-                    f"or put the file there and list it in {manifest_name}.")
-    if "mismatched" in kinds:
-        for name in result["mismatched"]:
-            messages.append(
-                f"{name} has sha256 {present[name]}, {manifest_name} expects {manifest[name]}: the file is "
-                f"corrupt or was replaced. Copy it again from the bundle you built; where you build, move it "
-                f"out of {path} and rerun playbooks/bundle.yml to fetch it again.")
-    if "unlisted" in kinds:
-        for name in result["unlisted"]:
-            messages.append(
-                f"{name} is in {path} but has no line in {manifest_name}. Check the file, then list it "
-                f"(`cd {path} && sha256sum {name} >> {manifest_name}`, or rerun playbooks/bundle.yml), "
-                f"or move it out.")
+    if manifest_name in missing:
+        messages.append(
+            f"{path} has no manifest {manifest_name}. Build the bundle with playbooks/bundle.yml, which writes "
+            f"it, or list the files you checked (`cd {path} && sha256sum <files> > {manifest_name}`).")
+    if required:
+        messages.append(
+            f"Missing in {path}, needed by the chosen versions: {', '.join(required)}. Build the bundle with "
+            f"playbooks/bundle.yml on a machine with access (it fetches only what is missing) and copy it over "
+            f"again, or put the files there and list them in {manifest_name}.")
+    if dropped:
+        messages.append(
+            f"Listed in {manifest_name} but not in {path}: {', '.join(dropped)}. The copy of the bundle is "
+            f"incomplete: copy these files again, or delete their lines from {manifest_name} if no version in "
+            f"use needs them.")
+    if "mismatched" in kinds and result["mismatched"]:
+        detail = "; ".join(f"{n} (sha256 {present[n]}, {manifest_name} expects {manifest[n]})"
+                           for n in result["mismatched"])
+        messages.append(
+            f"Corrupt or replaced files in {path}: {detail}. Copy them again from the bundle you built; where "
+            f"you build, move them out of {path} and rerun playbooks/bundle.yml to fetch them again.")
+    if "unlisted" in kinds and result["unlisted"]:
+        messages.append(
+            f"In {path} but without a line in {manifest_name}: {', '.join(result['unlisted'])}. Check these "
+            f"files, then list them (`cd {path} && sha256sum <file> >> {manifest_name}`, or rerun "
+            f"playbooks/bundle.yml), or move them out.")
     return messages

@@ -120,7 +120,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascendops.gr00t.plugins.module_utils.bundle import (
     check_bundle,
-    matches,
+    merge_manifest,
     parse_sha256sums,
     problem_messages,
     render_sha256sums,
@@ -175,16 +175,14 @@ def main() -> None:
     changed, diff = False, {}
     if module.params["update_manifest"]:
         if result["mismatched"]:
-            module.fail_json(
-                msg="Not rewriting the manifest: " + " ".join(
-                    problem_messages(result, present, listed, root, name, ["mismatched"])),
-                ok=False, problems=[], files=len(present), manifest=manifest_path, **result)
-        # Under --check the files still to be fetched are not there to hash; a required
-        # entry that matches neither a file nor a line will add one when it is fetched.
-        unknown = [e for e in module.params["required"] if not matches(e, {**listed, **present})]
-        listed = {**listed, **present}
+            problems = problem_messages(result, present, listed, root, name, ["mismatched"])
+            module.fail_json(msg="Not rewriting the manifest, it would hide damage. " + " ".join(problems),
+                             ok=False, problems=problems, files=len(present), manifest=manifest_path, **result)
+        listed, pending = merge_manifest(present, listed, module.params["required"])
         new_text = render_sha256sums(listed)
-        changed = new_text != text or (module.check_mode and bool(unknown))
+        # Under --check the files still to be fetched are not there to hash: a pending
+        # required entry adds a line once the run fetches it.
+        changed = new_text != text or (module.check_mode and bool(pending))
         diff = {"before": text or "", "after": new_text, "before_header": manifest_path, "after_header": manifest_path}
         if changed and not module.check_mode:
             _write(module, manifest_path, new_text)
@@ -199,7 +197,7 @@ def main() -> None:
         output["diff"] = diff
     failing = problem_messages(result, present, listed, root, name, module.params["fail_on"])
     if failing:
-        module.fail_json(msg=f"The bundle {root} is not usable ({len(failing)} problem(s)): " + " ".join(
+        module.fail_json(msg=f"The bundle {root} is not usable. " + " ".join(
             f"({i}) {m}" for i, m in enumerate(failing, 1)), **output)
     module.exit_json(**output)
 
