@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ansible_collections.ascendops.gr00t.plugins.filter.ascend import ascend_packages
-from ansible_collections.ascendops.gr00t.plugins.module_utils.bundle import wheel_pattern
+from ansible_collections.ascendops.gr00t.plugins.module_utils.bundle import normalize_dist, pin_name, wheel_pattern
 
 
 def miniforge_installer(version: str, arch: str) -> str:
@@ -46,6 +46,15 @@ def bundle_requirements(spec: dict[str, Any]) -> dict[str, list[str]]:
     }
 
 
+def source_wheels(pins: list[str], names: list[str]) -> list[dict[str, str]]:
+    """The pins of packages that PyPI ships as source only, with the wheel pattern each needs.
+
+    `names` are such packages (e.g. deepspeed); their wheels are built, not downloaded.
+    """
+    wanted = {normalize_dist(n) for n in names}
+    return [{"pin": pin, "pattern": wheel_pattern(pin)} for pin in pins or [] if pin_name(pin) in wanted]
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
-        return {"bundle_requirements": bundle_requirements}
+        return {"bundle_requirements": bundle_requirements, "bundle_source_wheels": source_wheels}

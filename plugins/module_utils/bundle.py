@@ -51,6 +51,18 @@ def _normalize_wheel_name(path: str) -> str:
     return f"{head}/{normalize_dist(dist)}-{rest}" if head else f"{normalize_dist(dist)}-{rest}"
 
 
+def _split_pin(pin: str) -> tuple[str, str]:
+    match = _PIN.match(str(pin))
+    if not match:
+        raise ValueError(f"pip pin {pin!r} is not `name`, `name==version` or `name==version.*`")
+    return normalize_dist(match.group(1)), match.group(2)
+
+
+def pin_name(pin: str) -> str:
+    """The normalized distribution name of a pip pin: `Torch-NPU==2.7.1` -> `torch_npu`."""
+    return _split_pin(pin)[0]
+
+
 def wheel_pattern(pin: str, directory: str = WHEELHOUSE) -> str:
     """The wheel file pattern a pip pin needs in the bundle.
 
@@ -58,10 +70,7 @@ def wheel_pattern(pin: str, directory: str = WHEELHOUSE) -> str:
     `wheels/protobuf-3.20.*-*.whl`; a pin without an exact version (`attrs`, `numpy>=1.26`)
     needs some wheel of the package: `wheels/attrs-*.whl`.
     """
-    match = _PIN.match(str(pin))
-    if not match:
-        raise ValueError(f"pip pin {pin!r} is not `name`, `name==version` or `name==version.*`")
-    name, spec = normalize_dist(match.group(1)), match.group(2)
+    name, spec = _split_pin(pin)
     exact = re.fullmatch(r"===?\s*([A-Za-z0-9.*+!_-]+)", spec)
     if spec and not exact and not re.fullmatch(r"(?:[<>!~=]=?\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)+", spec):
         raise ValueError(f"pip pin {pin!r} has a version specifier this check cannot read: {spec!r}")

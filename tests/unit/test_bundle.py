@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 import modrun
 
-from ansible_collections.ascendops.gr00t.plugins.filter.bundle import FilterModule, bundle_requirements
+from ansible_collections.ascendops.gr00t.plugins.filter.bundle import FilterModule, bundle_requirements, source_wheels
 from ansible_collections.ascendops.gr00t.plugins.module_utils.bundle import (
     check_bundle,
     matches,
     merge_manifest,
     normalize_dist,
+    pin_name,
     parse_sha256sums,
     problem_messages,
     render_sha256sums,
@@ -171,6 +172,13 @@ def test_bundle_requirements_without_driver_old_cann_and_gr00t() -> None:
         "Ascend-cann-nnal_8.3.RC1_linux-x86_64.run", "DrivingSDK-26.2.0.tar.gz"]
     assert groups["miniforge"] == ["Miniforge3-24.3.0-0-Linux-x86_64.sh"]
     assert groups["gr00t"] == ["Isaac-GR00T-abc.tar.gz"]
+
+
+def test_source_wheels_pick_the_pins_of_source_only_packages() -> None:
+    pins = ["torch==2.7.1", "DeepSpeed==0.18.4", "deep-speed-other"]
+    assert source_wheels(pins, ["deepspeed"]) == [{"pin": "DeepSpeed==0.18.4", "pattern": "wheels/deepspeed-0.18.4-*.whl"}]
+    assert source_wheels(pins, []) == []
+    assert pin_name("Torch-NPU==2.7.1.post2") == "torch_npu"
 
 
 # ---------------------------------------------------------------- the module
