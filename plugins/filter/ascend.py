@@ -4,6 +4,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+# One manifest parser for filters and modules (the bundle check reads manifests too).
+from ansible_collections.ascendops.gr00t.plugins.module_utils.bundle import parse_sha256sums
+
 # CANN packages: 8.5.0 renamed the 910B kernels package to "910b-ops". Compared with the
 # numeric prefix of the version, so (8, 5) keeps 8.5.RC1 and "8.5" on the new name.
 _CANN_OPS_RENAMED_IN = (8, 5)
@@ -108,20 +111,6 @@ def ascend_packages(plan: dict[str, Any], arch: str) -> list[str]:
         raise ValueError(f"unknown Ascend package kinds {unknown}")
     versions = {kind: (v["to"] if isinstance(v, dict) else v) for kind, v in plan.items()}
     return [ascend_package(kind, versions[kind], arch) for kind in order if kind in versions]
-
-
-def parse_sha256sums(text: str) -> dict[str, str]:
-    """Parse `sha256sum` output (`<hex>  <name>` or `<hex> *<name>`) into {name: hex}."""
-    sums: dict[str, str] = {}
-    for lineno, line in enumerate(str(text).splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        match = re.fullmatch(r"([0-9a-fA-F]{64})\s+\*?(.+)", line)
-        if not match:
-            raise ValueError(f"manifest line {lineno} is not '<sha256>  <file>': {line[:80]!r}")
-        sums[match.group(2).strip()] = match.group(1).lower()
-    return sums
 
 
 def disk_shortfalls(requirements: list[dict[str, Any]], measured: dict[str, dict[str, Any]]) -> list[str]:
