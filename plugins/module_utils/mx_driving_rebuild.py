@@ -366,7 +366,9 @@ def output_problems(data: bytes, base: BaseWheel, version: str) -> List[str]:
     extra = sorted(n for n in files if _is_extension(n) and n not in base.extensions)
     problems += ["{0} was not in the base wheel".format(n) for n in extra]
     for name, blob in base.files.items():
-        if not name.startswith(PACKAGE) and not name.startswith(base.dist_info + "/") and files.get(name) != blob:
+        if name.startswith((PACKAGE, base.dist_info + "/")) or name in base.extensions:
+            continue
+        if files.get(name) != blob:
             problems.append("{0} differs from the base wheel's".format(name))
     if wheel_tags(files, dist_info) != base.tags:
         problems.append("WHEEL tags {0} differ from the base's {1}".format(wheel_tags(files, dist_info), base.tags))

@@ -93,15 +93,17 @@ def header_values(text: str, key: str) -> List[str]:
 
 
 def replace_header(text: str, key: str, value: str) -> str:
-    """Set every `key:` line of the header block (before the first blank line) to `value`."""
+    """Set every `key:` line of the header block (before the first blank line) to `value`, or add one."""
     head, sep, body = text.partition("\n\n")
-    lines = [
-        "{0}: {1}".format(key, value) if line.partition(":")[0].strip().lower() == key.lower() else line
-        for line in head.split("\n")
-    ]
-    if not any(line.partition(":")[0].strip().lower() == key.lower() for line in head.split("\n")):
+    lines = head.split("\n")
+    ending = "\n" if not sep and lines[-1] == "" else ""
+    lines = [line for line in lines if line] if ending else lines
+    hit = [i for i, line in enumerate(lines) if line.partition(":")[0].strip().lower() == key.lower()]
+    for i in hit:
+        lines[i] = "{0}: {1}".format(key, value)
+    if not hit:
         lines.append("{0}: {1}".format(key, value))
-    return "\n".join(lines) + sep + body
+    return "\n".join(lines) + ending + sep + body
 
 
 def record_digest(data: bytes) -> str:
