@@ -11,6 +11,7 @@ import base64
 import csv
 import hashlib
 import io
+import os
 import re
 import time
 import zipfile
@@ -203,3 +204,21 @@ def python_version_of(tag: str) -> Optional[str]:
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def installed_record_problems(site_dir: str, record: str) -> List[str]:
+    """Files an installed distribution's RECORD lists that are missing or changed on disk."""
+    problems = []
+    for row in csv.reader(io.StringIO(record)):
+        if len(row) != 3 or not row[1]:
+            continue  # RECORD itself and files pip compiled or wrote after the install carry no hash
+        path = os.path.normpath(os.path.join(site_dir, row[0]))
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except (IOError, OSError):
+            problems.append("{0} is missing".format(row[0]))
+            continue
+        if record_digest(data) != row[1]:
+            problems.append("{0} differs from what was installed".format(row[0]))
+    return problems
