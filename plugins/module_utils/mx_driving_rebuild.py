@@ -232,8 +232,9 @@ def load_patcher_source(path: str) -> Tuple[Files, str]:
 def source_problems(package: Files) -> List[str]:
     missing = [f for f in FRAMEWORK_FILES + ("__init__.py",) if f not in package]
     if missing:
-        return ["it lacks {0} of mx_driving/patcher/ (a partial source: copy the whole package from one "
-                "DrivingSDK release)".format(", ".join(missing))]
+        return ["it lacks {0} of mx_driving/patcher/: a partial source, or a DrivingSDK revision older than "
+                "the TransformersNPU/DiffusersNPU patcher; use one complete source that has them, such as a "
+                "new-API mx_driving wheel (26.1 or later)".format(", ".join(missing))]
     return new_api_problems(package)
 
 
