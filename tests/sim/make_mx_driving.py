@@ -188,15 +188,17 @@ patcher_logger = _PatcherLogger()
 
 
 class LegacyPatcherBuilder:
+    """Old builder calls, answered by the new Patcher."""
+
     def __init__(self):
-        self.module_patches = {}
+        self._patcher, self.modules = Patcher(), []
 
     def add_module_patch(self, module, *patches):
-        self.module_patches.setdefault(module, []).extend(patches)
+        self.modules.append((module, len(patches)))
         return self
 
     def build(self):
-        return Patcher()
+        return self._patcher
 
 
 PatcherBuilder = LegacyPatcherBuilder
