@@ -16,7 +16,7 @@ description:
   - An old-API wheel is rebuilt - the whole C(mx_driving/patcher/) package is replaced by the one
     in O(patcher_src) (which must hold the complete new framework), with an C(__init__.py)
     that keeps every name the old one exported (the old API through C(legacy.py)). The
-    compiled C(_C) extension, every other file, the platform tag and C(Root-Is-Purelib: false)
+    compiled C(_C) extension, every other file, the platform tag and C(Root-Is-Purelib) false
     are kept; the dist-info is renamed to the new version and RECORD regenerated.
   - The archive is deterministic (sorted entries, the timestamp of O(source_date_epoch),
     fixed permissions), so the same inputs give a byte-identical wheel and a second run

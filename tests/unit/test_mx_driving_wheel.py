@@ -17,11 +17,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 import modrun
 
 from ansible_collections.ascendops.gr00t.plugins.module_utils import mx_driving_rebuild as rb
 from ansible_collections.ascendops.gr00t.plugins.module_utils import wheel_archive as wa
-from ansible_collections.ascendops.gr00t.plugins.modules import mx_driving_wheel
+from ansible_collections.ascendops.gr00t.plugins.modules import mx_driving_facts, mx_driving_wheel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
 import make_mx_driving as sim  # noqa: E402
@@ -488,3 +489,29 @@ def test_pip_refusal_fails_and_leaves_nothing(monkeypatch, capsys, wheels: dict[
     assert result["failed"] and "pip cannot install the rebuilt wheel" in result["msg"]
     assert "No matching distribution" in result["msg"]
     assert dest_entries(wheels) == []
+
+
+# ---------------------------------------------------------------- documentation and the generator
+
+
+@pytest.mark.parametrize("module", [mx_driving_wheel, mx_driving_facts])
+def test_module_documentation_parses(module) -> None:
+    doc = yaml.safe_load(module.DOCUMENTATION)
+    assert doc["module"] == module.__name__.rsplit(".", 1)[-1]
+    assert isinstance(yaml.safe_load(module.EXAMPLES), list)
+    assert set(yaml.safe_load(module.RETURN)) >= {"api"}
+
+
+def test_generator_merges_its_lines_into_the_manifest(tmp_path: Path, capsys) -> None:
+    (tmp_path / "other.run").write_text("x")
+    (tmp_path / "SHA256SUMS").write_text(f"{hashlib.sha256(b'x').hexdigest()}  other.run\n")
+    assert sim.main(["--dest", str(tmp_path), "--arch", "aarch64", "--python-tag", "cp310"]) == 0
+    lines = dict(reversed(line.split("  ")) for line in (tmp_path / "SHA256SUMS").read_text().splitlines())
+    assert set(lines) == {"other.run", OLD, "DrivingSDK-26.2.0.tar.gz"}
+    for name, digest in lines.items():
+        assert hashlib.sha256((tmp_path / name).read_bytes()).hexdigest() == digest
+    before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+    capsys.readouterr()
+    sim.main(["--dest", str(tmp_path), "--arch", "aarch64", "--python-tag", "cp310"])
+    assert "wrote" not in capsys.readouterr().out
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before
