@@ -172,6 +172,7 @@ def ensure_image() -> str:
 
 def make_artifacts(dest: Path, extra: list[str]) -> None:
     run([sys.executable, str(SIM_DIR / "make_artifacts.py"), "--dest", str(dest), *extra])
+    run([sys.executable, str(SIM_DIR / "make_mx_driving.py"), "--dest", str(dest)])
 
 
 # ---------------------------------------------------------------- nodes
