@@ -34,7 +34,6 @@ class Site:
     function: str
     summary: str
     apply: Callable[["Source", ast.AST], Optional[List["Edit"]]]
-    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -288,10 +287,10 @@ REQUIRED_SITES: Tuple[Site, ...] = (
 
 OPTIONAL_SITES: Dict[str, Site] = {
     "tf32_off": Site("tf32_off", "gr00t/experiment/experiment.py", "run",
-                     "TrainingArguments(tf32=False)", keyword_constant("tf32", False), optional=True),
+                     "TrainingArguments(tf32=False)", keyword_constant("tf32", False)),
     "spawn_workers": Site("spawn_workers", "gr00t/experiment/experiment.py", "run",
                           'DataLoader workers start with "spawn"',
-                          keyword_constant("multiprocessing_context", "spawn"), optional=True),
+                          keyword_constant("multiprocessing_context", "spawn")),
 }
 
 REQUIRED_NAMES = tuple(site.name for site in REQUIRED_SITES)
@@ -448,3 +447,27 @@ def atomic_write(path: str, text: str, like: Optional[str] = None) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def revert_plan(src: str, sites: List[Site], pristine_dir: str) -> Tuple[List[Tuple[str, str]], List[str]]:
+    """Files whose text is exactly our edit of their kept unpatched copy, with that copy.
+
+    Returns (path, unpatched text) pairs to restore and the paths left alone because they
+    also hold other changes. Files without a kept copy are not ours to restore.
+    """
+    by_file: Dict[str, List[Site]] = {}
+    for site in sites:
+        by_file.setdefault(site.path, []).append(site)
+    restore, kept = [], []
+    for path, file_sites in sorted(by_file.items()):
+        full, stored = os.path.join(src, path), os.path.join(pristine_dir, path)
+        if not (os.path.isfile(full) and os.path.isfile(stored)):
+            continue
+        current, pristine = read_text(full), read_text(stored)
+        if current == pristine:
+            continue
+        if patch_text(pristine, path, file_sites)[0] == current:
+            restore.append((path, pristine))
+        else:
+            kept.append(path)
+    return restore, kept

@@ -63,6 +63,15 @@ options:
     description: The upstream commit the checkout should be at; only used in error messages.
     type: str
     default: ""
+  state:
+    description:
+      - C(present) applies the patch.
+      - C(absent) restores the unpatched copy of every file whose text is exactly this module's edit of
+        it (as before updating the checkout to another commit); a file that also holds other changes is
+        left as it is and listed in C(kept).
+    type: str
+    choices: [present, absent]
+    default: present
 extends_documentation_fragment:
   - action_common_attributes
 attributes:
@@ -116,6 +125,11 @@ unreviewed:
   returned: always
   type: list
   elements: str
+kept:
+  description: With I(state=absent), files left patched because they hold other changes too.
+  returned: when state is absent
+  type: list
+  elements: str
 diff:
   description: Per edited file, the text before and after (with C(--diff)).
   returned: when diff mode is on and a file changes
@@ -136,6 +150,7 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.gr00t_patch import
     plan_checkout,
     pristine_text,
     read_text,
+    revert_plan,
     select_sites,
     unified_diff,
 )
@@ -158,6 +173,22 @@ def stored_text(path: str) -> Optional[str]:
     return read_text(path) if os.path.isfile(path) else None
 
 
+def revert(module: AnsibleModule, src: str, sites: list, pristine_dir: str) -> None:
+    try:
+        restore, kept = revert_plan(src, sites, pristine_dir)
+    except (SyntaxError, UnicodeDecodeError) as error:
+        module.fail_json(msg="GR00T NPU patch: cannot tell our edit of {0} apart: {1}".format(
+            getattr(error, "filename", None) or src, error))
+    result = dict(changed=bool(restore), files=[path for path, _ in restore], kept=kept)
+    if module._diff and restore:
+        result["diff"] = [dict(before_header=os.path.join(src, path), after_header=os.path.join(src, path),
+                               before=read_text(os.path.join(src, path)), after=text) for path, text in restore]
+    if not module.check_mode:
+        for path, text in restore:
+            atomic_write(os.path.join(src, path), text)
+    module.exit_json(**result)
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec=dict(
@@ -167,6 +198,7 @@ def main() -> None:
             tf32_off=dict(type="bool", default=False),
             spawn_workers=dict(type="bool", default=False),
             expected_commit=dict(type="str", default=""),
+            state=dict(type="str", choices=["present", "absent"], default="present"),
         ),
         supports_check_mode=True,
     )
@@ -176,6 +208,8 @@ def main() -> None:
         module.fail_json(msg="src={0} is not a GR00T checkout (no gr00t/ package there); set gr00t_src_dir to the "
                              "directory holding gr00t/ and pyproject.toml.".format(src))
     sites = select_sites(params["sites"], {key: params[key] for key in OPTIONAL_SITES})
+    if params["state"] == "absent":
+        revert(module, src, sites, os.path.join(report_dir, "pristine"))
     try:
         plans = plan_checkout(src, sites)
     except (SyntaxError, UnicodeDecodeError) as error:

@@ -374,3 +374,17 @@ def test_mode_is_kept(monkeypatch, capsys, tmp_path) -> None:
 def test_src_must_be_a_checkout(monkeypatch, capsys, tmp_path) -> None:
     result = run_patch(monkeypatch, capsys, tmp_path, tmp_path / "report")
     assert result["failed"] is True and "not a GR00T checkout" in result["msg"]
+
+
+def test_absent_restores_only_our_own_edits(monkeypatch, capsys, tmp_path) -> None:
+    src, report = checkout(tmp_path), tmp_path / "report"
+    run_patch(monkeypatch, capsys, src, report)
+    (src / DIT).write_text((src / DIT).read_text() + "# a local change\n")
+    check = run_patch(monkeypatch, capsys, src, report, state="absent", _ansible_check_mode=True)
+    assert check["changed"] is True and (src / DIST_UTILS).read_text() != (UPSTREAM / DIST_UTILS).read_text()
+    result = run_patch(monkeypatch, capsys, src, report, state="absent")
+    assert result["kept"] == [DIT]
+    assert sorted(result["files"]) == sorted([DIST_UTILS, UTILS, MIXTURE, TRAINER])
+    for path in result["files"]:
+        assert (src / path).read_bytes() == (UPSTREAM / path).read_bytes()
+    assert run_patch(monkeypatch, capsys, src, report, state="absent")["changed"] is False
