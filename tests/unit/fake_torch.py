@@ -69,7 +69,12 @@ def install(monkeypatch: Any, world: World) -> types.ModuleType:
 
     dist.is_available = lambda: True
     dist.is_initialized = lambda: world.backend is not None
-    dist.get_backend = lambda: world.backend
+    def get_backend():
+        if world.backend is None:
+            raise RuntimeError("simulated: default process group has not been initialized")
+        return world.backend
+
+    dist.get_backend = get_backend
     dist.broadcast = lambda tensor, src=0: world.collectives.append(tensor)
     dist.all_reduce = lambda tensor, op=None: world.collectives.append(tensor)
     dist.ReduceOp = types.SimpleNamespace(MIN="min", SUM="sum")

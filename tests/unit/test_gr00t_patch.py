@@ -99,7 +99,7 @@ def test_save_decision_without_process_group_is_unchanged(monkeypatch) -> None:
     assert world.collectives == []
 
 
-@pytest.mark.parametrize("backend, expected", [("hccl", "npu:7"), ("nccl", "cuda:7"), ("gloo", "cpu")])
+@pytest.mark.parametrize("backend, expected", [("hccl", "npu:7"), ("nccl", "cuda:7"), ("gloo", "cpu"), (None, "cpu")])
 def test_pg_tensor_device(monkeypatch, backend, expected) -> None:
     fake_torch.install(monkeypatch, fake_torch.World(backend=backend, current_device=7))
     assert load(patched(MIXTURE), "mixture")._get_default_pg_tensor_device() == expected

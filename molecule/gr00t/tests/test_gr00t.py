@@ -9,7 +9,7 @@ PYTHON = "/opt/miniforge3/envs/torch2.7.1/bin/python"
 SITES = {
     "gr00t/experiment/dist_utils.py": 'if dist.is_available() and dist.is_initialized() and dist.get_backend() == "hccl":',
     "gr00t/experiment/utils.py": 'if backend == "hccl"',
-    "gr00t/data/dataset/sharded_mixture_dataset.py": 'if backend == "hccl":',
+    "gr00t/data/dataset/sharded_mixture_dataset.py": 'if str(backend).lower() == "hccl":',
     "gr00t/experiment/trainer.py": '"pin_memory": False if hasattr(torch, "npu") else self.args.dataloader_pin_memory,',
     "gr00t/model/modules/dit.py": "except (TypeError, RuntimeError):",
 }
