@@ -68,3 +68,9 @@ def test_each_gap_is_named() -> None:
         "/d/data has no chunk-* directory",
         "/d/meta/info.json has codebase_version 'v3.0', GR00T reads LeRobot v2 (v2.0, v2.1)",
     ]
+
+
+def test_installed_pins_replace_upstream_lines() -> None:
+    result = gr00t_ascend_requirements(PYPROJECT, DROP, ["deepspeed==0.18.4", "torch==2.7.1", "torchvision==0.22.0"])
+    assert "torchvision==0.22.1" in result["dropped"]
+    assert result["requirements"][-3:] == ["deepspeed==0.18.4", "torch==2.7.1", "torchvision==0.22.0"]
