@@ -1,0 +1,78 @@
+"""Filters for the gr00t role: GR00T's dependency set for Ascend, and its data checks.
+
+GR00T's pyproject is written for CUDA: it pins torch from a cu128 index and pulls
+flash-attn, triton and tensorrt. On an Ascend node torch (with torch_npu) is already in
+the env and those builds do not exist, so the set pip installs is rendered from the
+checkout's own pyproject with those left out and DeepSpeed added.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from typing import Any
+
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def normalize(name: str) -> str:
+    """PEP 503 name: flash_attn, Flash.Attn and flash-attn are one project."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_name(requirement: str) -> str:
+    match = _NAME.match(requirement)
+    if not match:
+        raise ValueError("not a requirement: {0!r}".format(requirement))
+    return normalize(match.group(1))
+
+
+def is_dropped(name: str, drop: list[str]) -> bool:
+    """A dropped name also covers its variants (tensorrt drops tensorrt-cu12, tensorrt-cu13)."""
+    return any(name == normalize(d) or name.startswith(normalize(d) + "-") for d in drop)
+
+
+def gr00t_ascend_requirements(pyproject: str, drop: list[str], extra: list[str]) -> dict[str, list[str]]:
+    """The Ascend requirement set of a GR00T pyproject.toml.
+
+    Returns `requirements` (the project's dependencies minus `drop`, plus `extra`) and
+    `dropped` (what was left out, including any custom index of [tool.uv.sources]).
+    """
+    data = tomllib.loads(pyproject)
+    dependencies = data.get("project", {}).get("dependencies")
+    if not isinstance(dependencies, list):
+        raise ValueError("pyproject.toml has no [project] dependencies list: is this a GR00T checkout?")
+    extra_names = {requirement_name(r) for r in extra}
+    kept, dropped = [], []
+    for requirement in dependencies:
+        name = requirement_name(requirement)
+        (dropped if is_dropped(name, drop) or name in extra_names else kept).append(requirement)
+    indexes = [index.get("url", "") for index in data.get("tool", {}).get("uv", {}).get("index", [])]
+    dropped += ["index {0}".format(url) for url in indexes if url]
+    return {"requirements": kept + list(extra), "dropped": dropped}
+
+
+def lerobot_problems(dataset: str, found: dict[str, Any], info: dict[str, Any] | None) -> list[str]:
+    """What keeps `dataset` from being a LeRobot v2 tree GR00T can train on.
+
+    `found` maps the relative paths checked (meta/info.json, meta/episodes.jsonl,
+    meta/tasks.jsonl, meta/modality.json, videos, data) to whether they exist, plus
+    `chunks`, the number of data/chunk-* directories; `info` is meta/info.json parsed.
+    """
+    problems = []
+    if not found.get("."):
+        return ["{0} does not exist".format(dataset)]
+    for path in ("meta/info.json", "meta/episodes.jsonl", "meta/tasks.jsonl", "meta/modality.json", "videos"):
+        if not found.get(path):
+            problems.append("{0}/{1} is missing".format(dataset, path))
+    if not found.get("chunks"):
+        problems.append("{0}/data has no chunk-* directory".format(dataset))
+    version = str((info or {}).get("codebase_version", ""))
+    if found.get("meta/info.json") and not version.startswith("v2"):
+        problems.append("{0}/meta/info.json has codebase_version '{1}', GR00T reads LeRobot v2 (v2.0, v2.1)".format(
+            dataset, version or "(none)"))
+    return problems
+
+
+class FilterModule:
+    def filters(self) -> dict[str, Any]:
+        return {"gr00t_ascend_requirements": gr00t_ascend_requirements, "lerobot_problems": lerobot_problems}
