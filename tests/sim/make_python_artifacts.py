@@ -40,8 +40,9 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+from make_artifacts import normalize_arch, write_if_changed
+
 REPO = Path(__file__).resolve().parents[2]
-ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
 MINIFORGE_VERSION = "24.3.0-0"
 PYTHON_VERSION = "3.11"
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -634,19 +635,10 @@ def download_real_wheels(cache: Path, arch: str, python_version: str = PYTHON_VE
     return sorted(p for p in where.glob("*.whl"))
 
 
-def write_if_changed(path: Path, data: bytes, mode: int) -> bool:
-    changed = not path.is_file() or path.read_bytes() != data
-    if changed:
-        path.write_bytes(data)
-    if path.stat().st_mode & 0o777 != mode:
-        path.chmod(mode)
-    return changed
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dest", type=Path, required=True, help="artifact source directory to fill")
-    parser.add_argument("--arch", default=ARCH_ALIASES.get(platform.machine().lower(), platform.machine()))
+    parser.add_argument("--arch", default=normalize_arch(platform.machine()))
     parser.add_argument("--miniforge-version", default=MINIFORGE_VERSION)
     parser.add_argument("--cache", type=Path, default=REPO / ".sim" / "wheelhouse-cache",
                         help="controller directory that keeps the wheels downloaded from PyPI")
