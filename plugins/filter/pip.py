@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ansible_collections.ascendops.gr00t.plugins.module_utils.pip_pins import pin_problems, pin_versions
+
 
 def _as_list(value: Any) -> list[str]:
     if value is None or value == "":
@@ -41,4 +43,8 @@ def pip_options(index_url: str | None = None, extra_index_urls: Any = None, find
 
 class FilterModule:
     def filters(self) -> dict[str, Any]:
-        return {"pip_options": pip_options}
+        return {
+            "pip_options": pip_options,
+            "pip_pin_problems": pin_problems,
+            "pip_pin_versions": pin_versions,
+        }

@@ -171,6 +171,8 @@ def ensure_image() -> str:
 # ---------------------------------------------------------------- artifacts
 
 def make_artifacts(dest: Path, extra: list[str]) -> None:
+    # The Python artifacts first: make_artifacts.py lists every file in SHA256SUMS.
+    run([sys.executable, str(SIM_DIR / "make_python_artifacts.py"), "--dest", str(dest)])
     run([sys.executable, str(SIM_DIR / "make_artifacts.py"), "--dest", str(dest), *extra])
     run([sys.executable, str(SIM_DIR / "make_mx_driving.py"), "--dest", str(dest)])
 

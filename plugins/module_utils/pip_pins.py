@@ -1,0 +1,113 @@
+# -*- coding: utf-8 -*-
+# Copyright: ascendops.gr00t maintainers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Pinned pip requirements: parse them, compare them with what an environment has, read pip's errors.
+
+Used by the pip_pins module (on the node) and the pip filters (preflight, on the controller),
+so a pin means the same thing in both places. A pin is `name`, `name==version` or
+`name==version.*` (PEP 440 prefix match); nothing else is accepted, so what is installed
+stays reproducible.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, NamedTuple
+
+_PIN = re.compile(
+    r"^\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*"
+    r"(?:==\s*(?P<version>[0-9]+(?:\.[0-9]+)*(?:[._-]?(?:a|b|rc|post|dev)[0-9]*)*(?:\+[A-Za-z0-9.]+)?)"
+    r"(?P<wildcard>\.\*)?)?\s*$"
+)
+_RELEASE = re.compile(r"^v?(?P<release>[0-9]+(?:\.[0-9]+)*)(?P<rest>.*)$")
+_NO_DISTRIBUTION = re.compile(r"No matching distribution found for\s+(?P<req>\S+)")
+
+
+class Pin(NamedTuple):
+    spec: str
+    name: str
+    version: str | None
+    wildcard: bool
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 name: torch_npu, Torch-NPU and torch.npu are the same project."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def parse_pin(spec: str) -> Pin:
+    """A pin from `name`, `name==1.2` or `name==1.2.*`; ValueError for anything else."""
+    match = _PIN.match(str(spec))
+    if not match:
+        raise ValueError(f"{spec!r} is not a pin: use name, name==version or name==version.*")
+    return Pin(str(spec).strip(), canonical_name(match["name"]), match["version"], bool(match["wildcard"]))
+
+
+def pin_problems(specs: Any) -> list[str]:
+    """One message per entry of `specs` that is not a pin, and per project pinned twice."""
+    if isinstance(specs, (str, bytes)) or not isinstance(specs, (list, tuple)):
+        return [f"expected a list of pins, got {specs!r}"]
+    problems, seen = [], {}
+    for spec in specs:
+        try:
+            pin = parse_pin(spec)
+        except ValueError as exc:
+            problems.append(str(exc))
+            continue
+        if pin.name in seen:
+            problems.append(f"{pin.name} is pinned twice: {seen[pin.name]!r} and {pin.spec!r}")
+        seen[pin.name] = pin.spec
+    return problems
+
+
+def _split(version: str) -> tuple[tuple[int, ...], str]:
+    """(release without trailing zeros, normalised rest): 2.7.1.post2 -> ((2, 7, 1), 'post2')."""
+    match = _RELEASE.match(version.strip().lower())
+    if not match:
+        return (), version.strip().lower()
+    release = [int(part) for part in match["release"].split(".")]
+    while len(release) > 1 and release[-1] == 0:
+        release.pop()
+    return tuple(release), re.sub(r"[-_.]", "", match["rest"])
+
+
+def version_matches(installed: str, wanted: str, wildcard: bool = False) -> bool:
+    """Whether an installed version satisfies `==wanted` (or `==wanted.*`).
+
+    A local label (`2.7.1+cpu`) is ignored unless the pin names one, as pip does.
+    """
+    if "+" not in wanted:
+        installed = installed.split("+", 1)[0]
+    have_release, have_rest = _split(installed)
+    want_release, want_rest = _split(wanted)
+    if wildcard:
+        padded = have_release + (0,) * max(0, len(want_release) - len(have_release))
+        return padded[: len(want_release)] == want_release
+    return (have_release, have_rest) == (want_release, want_rest)
+
+
+def parse_pip_list(text: str) -> dict[str, str]:
+    """`pip list --format json` output as {canonical name: version}."""
+    return {canonical_name(entry["name"]): str(entry["version"]) for entry in json.loads(text or "[]")}
+
+
+def pending_pins(specs: list[str], installed: dict[str, str]) -> list[dict[str, Any]]:
+    """The pins an environment does not satisfy, in the order given, with what it has."""
+    pending = []
+    for spec in specs:
+        pin = parse_pin(spec)
+        have = installed.get(pin.name)
+        if have is None or (pin.version and not version_matches(have, pin.version, pin.wildcard)):
+            pending.append({"spec": pin.spec, "name": pin.name, "have": have, "want": pin.version})
+    return pending
+
+
+def pin_versions(specs: list[str]) -> dict[str, str]:
+    """{canonical name: pinned version, '' when unpinned}."""
+    return {pin.name: pin.version or "" for pin in map(parse_pin, specs)}
+
+
+def missing_distribution(output: str) -> str | None:
+    """The requirement pip could not find anywhere (`No matching distribution found for X`)."""
+    match = _NO_DISTRIBUTION.search(output or "")
+    return match["req"] if match else None
