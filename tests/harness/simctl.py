@@ -33,6 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 SIM_DIR = REPO / "tests" / "sim"
 STATE_DIR = Path(os.environ.get("SIM_STATE_DIR", REPO / ".sim"))
+GR00T_FIXTURES = STATE_DIR / "gr00t-fixtures"
 IMAGE_REPO = "ascendops-sim-node"
 
 # The recipe of the base image: its hash is the image tag, so a change here builds a new
@@ -173,8 +174,27 @@ def ensure_image() -> str:
 def make_artifacts(dest: Path, extra: list[str]) -> None:
     # The Python artifacts first: make_artifacts.py lists every file in SHA256SUMS.
     run([sys.executable, str(SIM_DIR / "make_python_artifacts.py"), "--dest", str(dest)])
+    stage_gr00t_fixture(dest)
     run([sys.executable, str(SIM_DIR / "make_artifacts.py"), "--dest", str(dest), *extra])
     run([sys.executable, str(SIM_DIR / "make_mx_driving.py"), "--dest", str(dest)])
+
+
+def stage_gr00t_fixture(dest: Path) -> None:
+    """Put the fixture GR00T release where an operator's artifact source has it.
+
+    The source tarball of the later fixture commit (`Isaac-GR00T-<commit>.tar.gz`, the
+    gr00t role's tarball source) and the fixture's one dependency wheel in `wheels/`. The
+    fixture data (dataset, models) is staged on each node by `provision`.
+    """
+    run([sys.executable, str(SIM_DIR / "make_gr00t_fixtures.py"), str(GR00T_FIXTURES)], capture=True)
+    commit = (GR00T_FIXTURES / "git" / "commits").read_text().split()[-1]
+    tarball = dest / f"Isaac-GR00T-{commit}.tar.gz"
+    if not tarball.exists():
+        run(["git", "--git-dir", str(GR00T_FIXTURES / "git" / "Isaac-GR00T.git"), "archive", "--format=tar.gz",
+             f"--prefix=Isaac-GR00T-{commit}/", "-o", str(tarball), commit])
+    (dest / "wheels").mkdir(parents=True, exist_ok=True)
+    for wheel in (GR00T_FIXTURES / "wheels").glob("*.whl"):
+        shutil.copy2(wheel, dest / "wheels" / wheel.name)
 
 
 # ---------------------------------------------------------------- nodes
@@ -229,6 +249,10 @@ def provision(container: str, node: dict) -> None:
     driver = node.get("driver")
     if driver:
         install_sim_driver(container, Path(node["artifacts"]), driver)
+    if node.get("gr00t_data", True) and (GR00T_FIXTURES / "data").is_dir():
+        # What an operator stages by hand: the LeRobot dataset and the model folders.
+        docker_exec(container, "mkdir", "-p", "/data")
+        run(["docker", "cp", f"{GR00T_FIXTURES / 'data'}/.", f"{container}:/data/gr00t"], capture=True)
 
 
 def install_sim_driver(container: str, artifacts: Path, version: str) -> None:
