@@ -170,7 +170,7 @@ def mean_step_time(log: TrainLog, warmup_steps: int) -> Optional[float]:
 def samples_per_second(log: TrainLog, global_batch_size: int, warmup_steps: int) -> Optional[float]:
     """FPS as the port measured it: global batch / mean step time after the warm-up."""
     mean = mean_step_time(log, warmup_steps)
-    return global_batch_size / mean if mean else None
+    return global_batch_size / mean if mean and global_batch_size else None
 
 
 def eta_seconds(log: TrainLog, warmup_steps: int) -> Optional[float]:

@@ -67,15 +67,47 @@ def checkpoints(output_dir: str) -> list[str]:
     return sorted(names, key=lambda n: int(n.split("-")[1]))
 
 
+# The launch script records this exit code when it was stopped (SIGTERM/SIGINT).
+STOPPED_EXIT_CODE = 143
+
+
 def run_state(has_record: bool, alive: bool, exit_code: Optional[int], finished_in_log: bool) -> str:
-    """running, finished, failed or absent."""
+    """running, finished, stopped, failed or absent."""
     if alive:
         return "running"
     if not has_record:
         return "absent"
     if exit_code == 0 or (exit_code is None and finished_in_log):
         return "finished"
+    if exit_code == STOPPED_EXIT_CODE:
+        return "stopped"
     return "failed"
+
+
+def process_table(proc: str = "/proc") -> dict[int, int]:
+    """pid -> parent pid of every process."""
+    table = {}
+    for name in os.listdir(proc):
+        if not name.isdigit():
+            continue
+        try:
+            with open(os.path.join(proc, name, "stat"), encoding="utf-8") as fh:
+                fields = fh.read().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        table[int(name)] = int(fields[1])
+    return table
+
+
+def process_tree(root: int, table: dict[int, int]) -> list[int]:
+    """root and all its descendants, parents first. torchrun starts its ranks in new
+    sessions, so a process group signal would miss them; the parent links do not."""
+    tree, frontier = [], [root] if root in table else []
+    while frontier:
+        pid = frontier.pop(0)
+        tree.append(pid)
+        frontier.extend(sorted(child for child, parent in table.items() if parent == pid))
+    return tree
 
 
 def decide(state: str, record: dict, wanted_hash: str, wanted_run_id: str, output_dir: str,
@@ -108,3 +140,26 @@ def decide(state: str, record: dict, wanted_hash: str, wanted_run_id: str, outpu
     resuming = bool(found_checkpoints) and resume
     return {"action": action, "resume": resuming, "msg": "{0} run {1}{2}".format(
         action, wanted_run_id, " from " + found_checkpoints[-1] if resuming else "")}
+
+
+def group_decision(decisions: dict[str, dict], restart: bool) -> dict:
+    """One action for the whole training group: its ranks only work together.
+
+    Any refusal refuses everywhere, before anything changes. A group where some nodes keep
+    a live run and others would launch is a broken run: it is restarted only with
+    train_restart, since its live ranks wait for peers that are gone.
+    """
+    refusals = {host: d for host, d in decisions.items() if d["action"] == "refuse"}
+    if refusals:
+        return {"action": "refuse", "msg": " ".join(
+            "{0}: {1}".format(host, d["msg"]) for host, d in sorted(refusals.items()))}
+    actions = {d["action"] for d in decisions.values()}
+    if actions == {"keep"}:
+        return {"action": "keep", "msg": next(iter(decisions.values()))["msg"]}
+    kept = sorted(host for host, d in decisions.items() if d["action"] == "keep")
+    if kept and not restart:
+        return {"action": "refuse", "msg": (
+            "The run is incomplete: {0} keep(s) a live or finished run while {1} would launch. Its ranks "
+            "cannot rejoin each other. Stop it with playbooks/train_stop.yml and rerun, or set "
+            "train_restart: true.").format(", ".join(kept), ", ".join(sorted(set(decisions) - set(kept))))}
+    return {"action": "launch", "msg": "launching on {0}".format(", ".join(sorted(decisions)))}

@@ -29,13 +29,15 @@ options:
     type: path
     required: true
   global_batch_size:
-    description: Samples per optimizer step over all ranks, for samples per second.
+    description:
+      - Samples per optimizer step over all ranks, for samples per second.
+      - Defaults to the value in the record.
     type: int
-    required: true
   warmup_steps:
-    description: Steps left out of the step-time mean.
+    description:
+      - Steps left out of the step-time mean.
+      - Defaults to the value in the record, else 10.
     type: int
-    default: 10
   tail_lines:
     description: Number of last log lines returned.
     type: int
@@ -78,8 +80,6 @@ EXAMPLES = r"""
   ascendops.gr00t.train_status:
     record: /var/lib/ascendops/train/run.json
     pidfile: /var/lib/ascendops/train/train.pid
-    global_batch_size: 640
-    warmup_steps: 10
   register: run
 
 - name: Show it
@@ -202,8 +202,9 @@ def status(params: dict) -> dict:
     alive = pid_alive(pid)
     log = record.get("log", "")
     exit_code = read_exit_code(record["exit_file"]) if record.get("exit_file") else None
-    summary = summarize(read_text(log) if log else "", params["global_batch_size"], params["warmup_steps"],
-                        record.get("max_steps"), params["tail_lines"])
+    batch = params["global_batch_size"] or int(record.get("global_batch_size", 0))
+    warmup = params["warmup_steps"] if params["warmup_steps"] is not None else int(record.get("warmup_steps", 10))
+    summary = summarize(read_text(log) if log else "", batch, warmup, record.get("max_steps"), params["tail_lines"])
     summary.pop("series")
     state = run_state(bool(record), alive, None if alive else exit_code, summary.pop("finished"))
     output_dir = params["output_dir"] or record.get("output_dir", "")
@@ -220,8 +221,8 @@ def main() -> None:
         argument_spec=dict(
             record=dict(type="path", required=True),
             pidfile=dict(type="path", required=True),
-            global_batch_size=dict(type="int", required=True),
-            warmup_steps=dict(type="int", default=10),
+            global_batch_size=dict(type="int"),
+            warmup_steps=dict(type="int"),
             tail_lines=dict(type="int", default=20),
             output_dir=dict(type="path"),
             config_hash=dict(type="str", no_log=False),
