@@ -112,6 +112,19 @@ class TrainLog:
         return None
 
 
+# The launch script starts every attempt with this; earlier attempts in the same log are
+# history, not the state of the run.
+LAUNCH_MARKER = "[launch] start "
+
+
+def current_attempt(text: str) -> str:
+    """The part of a log written by the last launch."""
+    start = text.rfind("\n" + LAUNCH_MARKER)
+    if start >= 0:
+        return text[start + 1:]
+    return text
+
+
 def split_lines(text: str) -> list[str]:
     """Lines as a terminal shows them: tqdm's carriage returns start a new line too."""
     return [line for line in re.split(r"[\r\n]+", text) if line.strip()]
@@ -195,7 +208,8 @@ def match_hints(lines: Iterable[str]) -> list[dict[str, str]]:
 
 def summarize(text: str, global_batch_size: int, warmup_steps: int, max_steps: Optional[int] = None,
               tail: int = 20) -> dict:
-    """Everything status and reports show about one log, JSON-ready."""
+    """Everything status and reports show about the last attempt in one log, JSON-ready."""
+    text = current_attempt(text)
     log = parse_log(text, max_steps)
     lines = split_lines(text)
     hints = match_hints(lines)

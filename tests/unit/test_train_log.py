@@ -122,3 +122,12 @@ def test_report_png_and_json(tmp_path: Path) -> None:
     nodes = json.loads(summary.read_text())["nodes"]
     assert nodes["node1"]["samples_per_second"] == 80.0
     assert nodes["node2"]["last_step"] == 0
+
+
+def test_only_the_last_attempt_counts(known: str) -> None:
+    earlier = ("[launch] start 2026-01-01T00:00:00Z run r node_rank 0/1\nRuntimeError: NPU out of memory\n"
+               "[launch] exit 2026-01-01T00:01:00Z torchrun exited with 1\n")
+    text = earlier + "[launch] start 2026-01-01T01:00:00Z run r node_rank 0/1\n" + known + "[launch] exit x\n"
+    summary = train_log.summarize(text, 640, 2)
+    assert summary["hint"] is None and summary["samples_per_second"] == 80.0
+    assert train_log.summarize(earlier, 640, 2)["errors"][0]["error"] == "npu_oom"
