@@ -149,10 +149,13 @@ def group_decision(decisions: dict[str, dict], restart: bool) -> dict:
     a live run and others would launch is a broken run: it is restarted only with
     train_restart, since its live ranks wait for peers that are gone.
     """
-    refusals = {host: d for host, d in decisions.items() if d["action"] == "refuse"}
+    refusals: dict[str, list[str]] = {}
+    for host, d in sorted(decisions.items()):
+        if d["action"] == "refuse":
+            refusals.setdefault(d["msg"], []).append(host)
     if refusals:
         return {"action": "refuse", "msg": " ".join(
-            "{0}: {1}".format(host, d["msg"]) for host, d in sorted(refusals.items()))}
+            "On {0}: {1}".format(", ".join(hosts), msg) for msg, hosts in refusals.items())}
     actions = {d["action"] for d in decisions.values()}
     if actions == {"keep"}:
         return {"action": "keep", "msg": next(iter(decisions.values()))["msg"]}

@@ -4,13 +4,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import modrun
 import pytest
 
 from ansible_collections.ascendops.gr00t.plugins.module_utils import train_run
-from ansible_collections.ascendops.gr00t.plugins.modules import train_status
+from ansible_collections.ascendops.gr00t.plugins.modules import train_status, train_stop
 
 KNOWN_LOG = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "train" / "known.log"
 
@@ -131,3 +132,58 @@ def test_pid_alive_ignores_zombies(tmp_path: Path) -> None:
     (proc / "stat").write_text("42 (python3 x) S 1 42 42 0 -1")
     assert train_run.pid_alive(42, str(tmp_path / "proc"))
     assert not train_run.pid_alive(None)
+
+
+def test_group_keeps_only_when_every_node_keeps() -> None:
+    keep = {"action": "keep", "msg": "run r is alive; nothing to do"}
+    launch = {"action": "launch", "resume": False, "msg": "launch run r"}
+    assert train_run.group_decision({"a": keep, "b": keep}, False)["action"] == "keep"
+    assert train_run.group_decision({"a": launch, "b": launch}, False)["action"] == "launch"
+    broken = train_run.group_decision({"a": keep, "b": launch}, False)
+    assert broken["action"] == "refuse" and "incomplete" in broken["msg"] and "a keep(s)" in broken["msg"]
+    assert train_run.group_decision({"a": keep, "b": launch}, True)["action"] == "launch"
+
+
+def test_group_refusal_names_the_nodes_once() -> None:
+    refuse = {"action": "refuse", "reason": "alive", "msg": "alive elsewhere"}
+    other = {"action": "refuse", "reason": "checkpoints", "msg": "checkpoints here"}
+    decision = train_run.group_decision({"n1": refuse, "n2": refuse, "n3": other}, False)
+    assert decision == {"action": "refuse", "msg": "On n1, n2: alive elsewhere On n3: checkpoints here"}
+
+
+def test_stop_terminates_the_whole_tree(monkeypatch, capsys, tmp_path: Path) -> None:
+    # A launch script whose child starts its own session, as torchrun does with its ranks.
+    script = tmp_path / "launch.sh"
+    script.write_text("#!/bin/bash\necho $$ > {0}\nsetsid sleep 300 &\nwait\n".format(tmp_path / "train.pid"))
+    script.chmod(0o755)
+    proc = subprocess.Popen([str(script)])
+    for _ in range(50):
+        pid = train_run.read_pid(str(tmp_path / "train.pid"))
+        if pid and len(train_run.process_tree(pid, train_run.process_table())) == 2:
+            break
+        time.sleep(0.1)
+    tree = train_run.process_tree(proc.pid, train_run.process_table())
+    assert len(tree) == 2
+    result = modrun.run_module(train_stop.main, monkeypatch, capsys,
+                               {"pidfile": str(tmp_path / "train.pid"), "timeout": 5})
+    proc.wait(timeout=5)
+    assert result["changed"] and sorted(result["stopped"]) == sorted(tree) and result["killed"] == []
+    assert not any(train_run.pid_alive(p) for p in tree)
+
+
+def test_stop_kills_what_ignores_term(monkeypatch, capsys, tmp_path: Path) -> None:
+    proc = subprocess.Popen(["bash", "-c", "trap '' TERM; echo $$ > {0}; while :; do sleep 0.1; done".format(
+        tmp_path / "train.pid")])
+    for _ in range(50):
+        if train_run.read_pid(str(tmp_path / "train.pid")):
+            break
+        time.sleep(0.1)
+    result = modrun.run_module(train_stop.main, monkeypatch, capsys,
+                               {"pidfile": str(tmp_path / "train.pid"), "timeout": 1})
+    proc.wait(timeout=5)
+    assert proc.pid in result["killed"]
+
+
+def test_stop_without_run(monkeypatch, capsys, tmp_path: Path) -> None:
+    result = modrun.run_module(train_stop.main, monkeypatch, capsys, {"pidfile": str(tmp_path / "none.pid")})
+    assert result["changed"] is False and result["stopped"] == []
