@@ -17,18 +17,19 @@ from typing import Optional
 CHECKPOINT = re.compile(r"^checkpoint-\d+$")
 
 
-def read_pid(pidfile: str) -> Optional[int]:
+def read_int(path: str) -> Optional[int]:
+    """The integer a pidfile or exit file holds; None when absent or not a number."""
     try:
-        with open(pidfile, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8") as fh:
             text = fh.read().strip()
     except OSError:
         return None
-    return int(text) if text.isdigit() else None
+    return int(text) if re.fullmatch(r"-?\d+", text) else None
 
 
 def pid_alive(pid: Optional[int], proc: str = "/proc") -> bool:
     """A live, non-zombie process with this pid."""
-    if not pid:
+    if not pid or pid < 1:
         return False
     try:
         with open(os.path.join(proc, str(pid), "stat"), encoding="utf-8") as fh:
@@ -38,14 +39,6 @@ def pid_alive(pid: Optional[int], proc: str = "/proc") -> bool:
     # The state letter follows the parenthesised command name, which may hold spaces.
     return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
 
-
-def read_exit_code(path: str) -> Optional[int]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read().strip()
-    except OSError:
-        return None
-    return int(text) if re.fullmatch(r"-?\d+", text) else None
 
 
 def read_record(path: str) -> dict:

@@ -181,8 +181,7 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.train_run import (
     checkpoints,
     decide,
     pid_alive,
-    read_exit_code,
-    read_pid,
+    read_int,
     read_record,
     run_state,
 )
@@ -198,10 +197,10 @@ def read_text(path: str) -> str:
 
 def status(params: dict) -> dict:
     record = read_record(params["record"])
-    pid = read_pid(params["pidfile"])
+    pid = read_int(params["pidfile"])
     alive = pid_alive(pid)
     log = record.get("log", "")
-    exit_code = read_exit_code(record["exit_file"]) if record.get("exit_file") else None
+    exit_code = read_int(record["exit_file"]) if record.get("exit_file") else None
     batch = params["global_batch_size"] or int(record.get("global_batch_size", 0))
     warmup = params["warmup_steps"] if params["warmup_steps"] is not None else int(record.get("warmup_steps", 10))
     summary = summarize(read_text(log) if log else "", batch, warmup, record.get("max_steps"), params["tail_lines"])

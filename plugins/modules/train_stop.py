@@ -72,7 +72,7 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.train_run import (
     pid_alive,
     process_table,
     process_tree,
-    read_pid,
+    read_int,
 )
 
 
@@ -106,7 +106,7 @@ def main() -> None:
         argument_spec=dict(pidfile=dict(type="path", required=True), timeout=dict(type="int", default=60)),
         supports_check_mode=True,
     )
-    pid = read_pid(module.params["pidfile"])
+    pid = read_int(module.params["pidfile"])
     pids = process_tree(pid, process_table()) if pid and pid_alive(pid) else []
     commands = {str(p): cmdline(p) for p in pids}
     if not pids or module.check_mode:
