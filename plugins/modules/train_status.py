@@ -12,7 +12,7 @@ version_added: "0.1.0"
 description:
   - Reads the run record the train role writes at launch, the pidfile the launch script
     writes, the exit file it writes when torchrun returns, and the node's training log.
-  - Returns the state (V(running), V(finished), V(failed), V(absent)), the last step, loss,
+  - Returns the state (V(running), V(finished), V(stopped), V(failed), V(absent)), the last step, loss,
     grad norm, step time, samples per second after the warm-up, the ETA, a hint for a known
     error found in the log, and the last log lines.
   - With O(config_hash) it also decides what a converge would do about the run (keep it,
@@ -89,7 +89,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 state:
-  description: V(running), V(finished), V(failed) or V(absent).
+  description: V(running), V(finished), V(stopped) (by train_stop, exit code 143), V(failed) or V(absent).
   returned: always
   type: str
   sample: running
