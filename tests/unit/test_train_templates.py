@@ -1,0 +1,105 @@
+"""The launch templates, rendered and run with a stand-in torchrun that replays a known log."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import jinja2
+import pytest
+from ansible.plugins.filter import core
+
+REPO = Path(__file__).resolve().parents[2]
+KNOWN_LOG = REPO / "tests" / "fixtures" / "train" / "known.log"
+
+
+def render(name: str, variables: dict) -> str:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(REPO / "templates")), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True)
+    env.filters.update(core.FilterModule().filters())  # quote, ternary, bool, comment, to_nice_json, ...
+    return env.get_template(name).render(**variables)
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> dict:
+    """Variables of a single-node, 8-rank run whose torchrun replays known.log."""
+    set_env = tmp_path / "set_env.sh"
+    set_env.write_text("export ASCEND_HOME_PATH=/usr/local/Ascend/cann-9.0.0\n")
+    fake_python = tmp_path / "python"
+    fake_python.write_text(
+        "#!/bin/bash\n"
+        'if [ "$1 $2" = "-m torch.distributed.run" ]; then\n'
+        '  printf "%s\\n" "$@" > {args}\n'
+        "  cat {log}\n  exit 0\nfi\n"
+        'exec python3 "$@"\n'.format(args=tmp_path / "torchrun.args", log=KNOWN_LOG))
+    fake_python.chmod(0o755)
+    out = tmp_path / "out"
+    return {
+        "ansible_managed": "Ansible managed", "inventory_hostname": "node1", "train_run_id": "perf",
+        "__train_node_rank": 0, "__train_nnodes": 1, "__train_nproc": 8, "__train_world_size": 8,
+        "__train_master_addr": "10.0.0.1", "train_master_port": 29500,
+        "__train_log": str(out / "logs" / "node1.log"), "__train_exit_file": str(out / "logs" / "node1.exit"),
+        "__train_pidfile": str(tmp_path / "train.pid"), "__train_env_file": str(tmp_path / "env.sh"),
+        "train_gr00t_dir": str(tmp_path), "train_dataset_path": "/data/libero", "train_embodiment_tag": "LIBERO_PANDA",
+        "train_global_batch_size": 640, "__train_max_steps": 8, "train_output_dir": str(out),
+        "train_dataloader_num_workers": 0, "__train_save_steps": 9, "train_base_model_path": "/models/n17",
+        "train_deepspeed_config": {}, "train_deepspeed_config_flag": "--deepspeed_config",
+        "__train_deepspeed_file": str(out / "ds.json"), "__train_resuming": False, "train_resume_args": [],
+        "train_extra_args": ["--learning_rate", "1e-4"], "train_python": str(fake_python),
+        "train_launcher": "/env/bin/gr00t_npu_launch.py", "train_entry_point": "gr00t/experiment/launch_finetune.py",
+        "train_warmup_steps": 2, "__train_log_tool": str(REPO / "plugins" / "module_utils" / "train_log.py"),
+        "train_cann_set_env": str(set_env), "train_nnal_set_env": str(tmp_path / "absent.sh"),
+        "__train_site_packages": "/env/lib/python3.10/site-packages", "__train_visible_devices": list(range(8)),
+        "train_hccl_socket_ifname": "", "__train_node_addr": "10.0.0.1", "train_hccl_connect_timeout": 1200,
+        "train_hccl_exec_timeout": 1800, "train_hccl_buffsize": 200, "train_task_queue_enable": 2,
+        "train_pytorch_npu_alloc_conf": "expandable_segments:True", "train_cpu_affinity_conf": "",
+        "train_ds_accelerator": "npu", "train_extra_env": {"SOME_FLAG": "a b"},
+    }
+
+
+def launch(tmp_path: Path, node: dict, template: str) -> subprocess.CompletedProcess:
+    (tmp_path / "env.sh").write_text(render("train_env.sh.j2", node))
+    script = tmp_path / "train.sh"
+    script.write_text(render(template, node))
+    return subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60)
+
+
+def test_performance_script_writes_fps(tmp_path: Path, node: dict) -> None:
+    res = launch(tmp_path, node, "train_performance_8p.sh.j2")
+    log = Path(node["__train_log"]).read_text()
+    assert res.returncode == 0, log
+    assert "FPS: 80.00 samples/s" in log
+    result = json.loads((Path(node["train_output_dir"]) / "performance.json").read_text())
+    assert result["samples_per_second"] == 80.0 and result["global_batch_size"] == 640
+    assert Path(node["__train_exit_file"]).read_text().strip() == "0"
+    assert Path(node["__train_pidfile"]).read_text().strip().isdigit()
+
+
+def test_full_script_arguments(tmp_path: Path, node: dict) -> None:
+    node["__train_max_steps"] = 20000
+    res = launch(tmp_path, node, "train_8p.sh.j2")
+    assert res.returncode == 0, Path(node["__train_log"]).read_text()
+    args = (tmp_path / "torchrun.args").read_text().splitlines()
+    assert args[:8] == ["-m", "torch.distributed.run", "--nnodes=1", "--node_rank=0", "--master_addr=10.0.0.1",
+                        "--master_port=29500", "--nproc_per_node=8", "/env/bin/gr00t_npu_launch.py"]
+    flags = dict(zip(args[9::2], args[10::2]))
+    assert args[8] == "gr00t/experiment/launch_finetune.py"
+    assert flags["--embodiment_tag"] == "LIBERO_PANDA" and flags["--num_gpus"] == "8"
+    assert flags["--global_batch_size"] == "640" and flags["--max_steps"] == "20000"
+    assert flags["--dataloader_num_workers"] == "0" and flags["--learning_rate"] == "1e-4"
+    assert not (Path(node["train_output_dir"]) / "performance.json").exists()
+
+
+def test_environment_file(tmp_path: Path, node: dict) -> None:
+    (tmp_path / "env.sh").write_text(render("train_env.sh.j2", node))
+    res = subprocess.run(["bash", "-euo", "pipefail", "-c", 'source "$0"; env', str(tmp_path / "env.sh")],
+                         capture_output=True, text=True, check=True)
+    env = dict(line.split("=", 1) for line in res.stdout.splitlines() if "=" in line)
+    assert env["ASCEND_RT_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
+    assert env["HCCL_IF_IP"] == "10.0.0.1" and "HCCL_SOCKET_IFNAME" not in env
+    assert env["HF_HUB_OFFLINE"] == "1" and env["TRANSFORMERS_OFFLINE"] == "1"
+    assert env["LD_LIBRARY_PATH"].startswith("/env/lib/python3.10/site-packages/torch/lib:")
+    assert env["ASCEND_HOME_PATH"] == "/usr/local/Ascend/cann-9.0.0" and env["SOME_FLAG"] == "a b"
+    node["train_hccl_socket_ifname"] = "enp189s0f0"
+    assert "export HCCL_SOCKET_IFNAME=enp189s0f0" in render("train_env.sh.j2", node)
+    assert "HCCL_IF_IP" not in render("train_env.sh.j2", node)
