@@ -1,4 +1,4 @@
-"""Tests of files/gr00t_npu_launch.py with fake torch, torch_npu, mx_driving and GR00T modules.
+"""Tests of roles/mx_driving/files/gr00t_npu_launch.py with fake torch, torch_npu, mx_driving and GR00T modules.
 
 Every fake module appends a line to $FAKE_LOG when it is imported or called, so a test
 reads back the exact order of imports, patcher calls and the entry point's sys.argv.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-LAUNCHER = Path(__file__).resolve().parents[2] / "files" / "gr00t_npu_launch.py"
+LAUNCHER = Path(__file__).resolve().parents[2] / "roles" / "mx_driving" / "files" / "gr00t_npu_launch.py"
 
 LOGGER = "import json, os\ndef log(*e):\n    open(os.environ['FAKE_LOG'], 'a').write(json.dumps(list(e)) + '\\n')\n"
 FAKES = {
