@@ -59,7 +59,7 @@ REAL_WHEELS = (
     "pycparser==3.12", "pyyaml==6.0.4", "regex==2026.11.19", "requests==2.34.2",
     "safetensors==0.8.0", "scipy==1.17.1", "six==1.17.0", "sympy==1.14.0",
     "tokenizers==0.22.2", "tqdm==4.70.1", "typing-extensions==4.16.0", "urllib3==2.8.0",
-    "zipp==4.1.2",
+    "zipp==4.1.2", "setuptools==80.9.0", "wheel==0.45.1",
 )
 # pip goes into the simulated installer's package cache: conda puts pip in every env.
 PIP_WHEEL = "pip==26.3"
