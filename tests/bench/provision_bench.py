@@ -51,6 +51,8 @@ def write_cluster(count: int) -> tuple[Path, Path]:
     sim_vars = yaml.safe_load((REPO / "inventories" / "sim" / "group_vars" / "all.yml").read_text())
     sim_vars["ansible_ssh_private_key_file"] = str(REPO / ".sim" / "ssh" / "id_ed25519")
     sim_vars["ascend_artifact_source"] = str(REPO / ".sim" / "artifacts")
+    # The sim inventory finds the fixture GR00T commit relative to itself; this one lives elsewhere.
+    sim_vars["gr00t_version"] = (REPO / ".sim" / "gr00t-fixtures" / "git" / "commits").read_text().split()[-1]
     (inventory / "group_vars" / "all.yml").write_text(yaml.safe_dump(sim_vars, sort_keys=False))
     return cluster, inventory
 
