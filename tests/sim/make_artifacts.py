@@ -22,7 +22,12 @@ Knobs the installers read from the environment (all optional):
 The file $ASCEND_SIM_SYSROOT/etc/npu-sim/fail_installer, one `NAME[:once][:kill]` a line
 (NAME: toolkit, ops, nnal, driver, firmware), injects the same failure into that package;
 with `once` the line is removed when it fires. $ASCEND_SIM_SYSROOT/etc/npu-sim/virtual
-existing has the effect of ASCEND_SIM_VIRTUAL=1.
+existing has the effect of ASCEND_SIM_VIRTUAL=1. Two more files in that directory take
+`NAME:NUMBER` lines, so a node can be given a fault without touching the caller's environment:
+  slow_installer   NAME:SECONDS  as ASCEND_SIM_SLOW, for that package only
+  payload_mb       NAME:MB       write that many MB of payload while installing; on a small or
+                                 full file system the installer then fails as the vendor's does,
+                                 with the tool's "No space left on device" and a partial tree
 """
 
 from __future__ import annotations
@@ -296,16 +301,46 @@ fault_point() {
   exit 1
 }
 
+# knob_value FILE: set KNOB to the number given to this package in a NAME:NUMBER knob file
+# (empty when none)
+knob_value() {
+  local line
+  KNOB=""
+  if [ ! -f "$1" ]; then return 0; fi
+  while IFS= read -r line || [ -n "$line" ]; do
+    line="${line//[[:space:]]/}"
+    if [ "${line%%:*}" != "$PKG_SHORT" ]; then continue; fi
+    KNOB="${line#*:}"
+    case "$KNOB" in
+      '' | . | *[!0-9.]*) fail "${1##*/}: '$line' must be $PKG_SHORT:NUMBER" ;;
+    esac
+    return 0
+  done <"$1"
+}
+
 slow_down() {
   local secs="${ASCEND_SIM_SLOW:-0}"
+  knob_value "$SYSROOT/etc/npu-sim/slow_installer"
+  secs="${KNOB:-$secs}"
   if [ "$secs" = 0 ]; then return 0; fi
-  progress "installing slowly (ASCEND_SIM_SLOW=$secs)" 60
+  progress "installing slowly ($secs s)" 60
   sleep "$secs"
+}
+
+# The vendor payload takes real space: write it when asked, so a full disk fails the install.
+write_payload() {
+  local file="$install_path/sim-payload/$PKG_SHORT-$PKG_VERSION.bin"
+  knob_value "$SYSROOT/etc/npu-sim/payload_mb"
+  if [ -z "$KNOB" ]; then return 0; fi
+  mkdir -p "${file%/*}"
+  progress "unpacking $KNOB MB of payload" 30
+  head -c "$((${KNOB%.*} * 1048576))" /dev/zero >"$file"
 }
 
 install_files() {
   progress "installing $PKG_NAME $PKG_VERSION into $install_path" 10
   pkg_files
+  write_payload
   progress "files copied" 50
   slow_down
   fault_point after_files
@@ -341,6 +376,7 @@ do_upgrade() {
   fi
   pkg_preflight
   pkg_remove "$have"
+  rm -f "$install_path/sim-payload/$PKG_SHORT-$have.bin"
   install_files
   if [ "$PKG_UPGRADE_RC" -eq 2 ]; then
     finish "$PKG_NAME upgrade success ($have -> $PKG_VERSION), reboot the machine for it to take effect" 2
@@ -352,6 +388,7 @@ do_uninstall() {
   local have
   have="$(pkg_installed_version)"
   pkg_remove "${have:-$PKG_VERSION}"
+  rm -f "$install_path/sim-payload/$PKG_SHORT-${have:-$PKG_VERSION}.bin"
   if [ -z "$have" ]; then
     finish "$PKG_NAME is not installed in $install_path, nothing to uninstall" 0
   fi

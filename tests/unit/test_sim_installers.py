@@ -339,6 +339,41 @@ def test_marker_file_once_and_persistent(node: Node) -> None:
     node.ok(ops(), "--install")
 
 
+def test_payload_knob_fills_the_disk_like_a_real_install(node: Node) -> None:
+    knobs = node.sysroot / "etc" / "npu-sim"
+    knobs.mkdir(parents=True)
+    (knobs / "payload_mb").write_text("toolkit:2\n")
+    node.ok(toolkit(), "--install")
+    payload = node.path / "sim-payload" / f"toolkit-{CANN}.bin"
+    assert payload.stat().st_size == 2 * 1048576
+    # A file system that cannot take the payload fails the install half-way, as a full disk does.
+    (knobs / "payload_mb").write_text("ops:1\n")
+    res = node.run(ops(), "--install", env={"PATH": f"{fake_full_disk(node)}:{os.environ['PATH']}"})
+    assert res.returncode != 0 and "No space left on device" in res.stdout + res.stderr
+    node.ok(toolkit(), "--uninstall")
+    assert not payload.exists()
+
+
+def fake_full_disk(node: Node) -> Path:
+    """A `head` that fails as it does on a full file system (no tmpfs of a fixed size here)."""
+    bindir = node.sysroot / "fullbin"
+    bindir.mkdir()
+    fake = bindir / "head"
+    fake.write_text("#!/bin/sh\necho \"head: error writing 'standard output': No space left on device\" >&2\nexit 1\n")
+    fake.chmod(0o755)
+    return bindir
+
+
+def test_slow_knob_and_bad_knob_value(node: Node) -> None:
+    knobs = node.sysroot / "etc" / "npu-sim"
+    knobs.mkdir(parents=True)
+    (knobs / "slow_installer").write_text("toolkit:0.2\n")
+    assert "installing slowly (0.2 s)" in node.ok(toolkit(), "--install")
+    (knobs / "slow_installer").write_text("ops:soon\n")
+    res = node.run(ops(), "--install")
+    assert res.returncode == 1 and "must be ops:NUMBER" in res.stdout
+
+
 def test_unknown_fail_stage_is_rejected(node: Node) -> None:
     assert node.run(toolkit(), "--install", env={"ASCEND_SIM_FAIL_AT": "nowhere"}).returncode == 1
     assert not node.path.exists()
