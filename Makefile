@@ -16,14 +16,15 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PY_COLORS := 1
 export ANSIBLE_FORCE_COLOR := 1
 
-.PHONY: help venv lint unit sim molecule test demo demo-down clean distclean
+.PHONY: help venv lint unit sim molecule faults test demo demo-down clean distclean
 
 help:
 	@echo "make demo       provision the simulated two-node 910B cluster with site.yml"
-	@echo "make test       lint + unit tests + molecule scenarios ($(SCENARIOS))"
+	@echo "make test       lint + unit tests + molecule scenarios ($(SCENARIOS)) + faults"
 	@echo "make lint       yamllint --strict and ansible-lint --profile production"
 	@echo "make unit       pytest tests/unit"
 	@echo "make molecule   molecule test for each scenario (SCENARIOS=...)"
+	@echo "make faults     fault-injection suite: site.yml on five nodes under faults, then reruns"
 	@echo "make demo-down  remove the demo containers"
 	@echo "make clean      remove demo/molecule containers and generated artifacts"
 	@echo "make distclean  clean, plus the venv and the base images"
@@ -53,7 +54,11 @@ molecule: sim
 	export SIM_IMAGE="$$($(SIMCTL) tag)"; \
 	for s in $(SCENARIOS); do molecule test -s $$s; done
 
-test: lint unit molecule
+# Needs nsenter and iptables on the host (util-linux, and iptables that docker.io brings).
+faults: sim
+	pytest -q tests/faults
+
+test: lint unit molecule faults
 
 demo: sim
 	$(SIMCTL) up tests/sim/clusters/demo.json --artifacts $(ARTIFACTS)
@@ -64,6 +69,7 @@ demo-down:
 
 clean: demo-down
 	-for s in $(SCENARIOS); do $(BIN)/molecule destroy -s $$s; done
+	-if [ -f .sim/faults/cluster.json ]; then $(SIMCTL) down .sim/faults/cluster.json; fi
 	rm -rf .sim/artifacts* reports
 
 distclean: clean

@@ -312,9 +312,11 @@ def cluster_up(path: Path, artifacts: Path) -> None:
         if not container_running(name):
             run(["docker", "rm", "-f", name], check=False, capture=True)
             log(f"starting node {name} (ssh on 127.0.0.1:{node['ssh_port']})")
+            # tmpfs: small file systems of a fixed size, e.g. to fill a disk on purpose.
+            tmpfs = [arg for mount in node.get("tmpfs", []) for arg in ("--tmpfs", mount)]
             run(["docker", "create", "--name", name, "--hostname", node["name"],
                  "--network", network, "--network-alias", node["name"],
-                 "-p", f"127.0.0.1:{node['ssh_port']}:22",
+                 "-p", f"127.0.0.1:{node['ssh_port']}:22", *tmpfs,
                  "--label", f"ascendops.sim.cluster={cluster['name']}", tag], capture=True)
             put_files(name, {
                 "/etc/ssh/ssh_host_ed25519_key": (hostkey.read_bytes(), 0o600),

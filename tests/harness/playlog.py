@@ -1,0 +1,47 @@
+"""Read ansible-playbook output (default callback): the PLAY RECAP and per-host results.
+
+Shared by the provisioning benchmark and the fault-injection suite.
+"""
+from __future__ import annotations
+
+import re
+import textwrap
+
+import yaml
+
+RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def recap(output: str) -> dict[str, dict[str, int]]:
+    """Per-host counts from the PLAY RECAP of an ansible-playbook run."""
+    return {host: {"ok": int(ok), "changed": int(changed), "unreachable": int(unreachable), "failed": int(failed)}
+            for host, ok, changed, unreachable, failed in RECAP.findall(ANSI.sub("", output))}
+
+
+def _blocks(output: str, host: str, status: str) -> list[str]:
+    text = ANSI.sub("", output) + "\n."
+    return re.findall(rf"^(?:{status}): \[{re.escape(host)}\].*?\n(?=\S)", text, re.M | re.S)
+
+
+def results(output: str, host: str, status: str = r"\w+") -> list[str]:
+    """Each result block of `host` (`ok: [host] => ...` and its indented lines), on one line each."""
+    return [" ".join(block.split()) for block in _blocks(output, host, status)]
+
+
+def failure_message(output: str, host: str) -> str:
+    """The msg of the last failure of `host`: a role's explanation follows the raw failure.
+
+    The result under the `fatal: [host]: ... =>` line is YAML (callback_result_format = yaml).
+    """
+    blocks = _blocks(output, host, "fatal|failed")
+    if not blocks:
+        return "(no failure)"
+    body = textwrap.dedent(blocks[-1].split("\n", 1)[1])
+    try:
+        data = yaml.safe_load(body)
+    except yaml.YAMLError:
+        data = None
+    if isinstance(data, dict) and "msg" in data:
+        return " ".join(str(data["msg"]).split())
+    return " ".join(blocks[-1].split())

@@ -1,0 +1,59 @@
+"""The benchmark and the fault suite read ansible-playbook's output through tests/harness/playlog.py."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
+import playlog  # noqa: E402 (path set just above)
+
+OUTPUT = """\
+TASK [ascendops.gr00t.artifact : Artifact | Wait for the installer to finish] ***
+FAILED - RETRYING: [n2]: Artifact | Wait for the installer to finish (720 retries left).
+fatal: [n2]: FAILED! => 
+    changed: false
+    msg: non-zero return code
+    rc: 1
+    stderr: 'head: error writing ''standard output'': No space left on device'
+ok: [n1]
+
+TASK [ascendops.gr00t.artifact : Artifact | Explain the failed installer] ******
+fatal: [n2]: FAILED! => 
+    changed: false
+    msg: 'The CANN toolkit installer Ascend-cann-toolkit_9.0.0_linux-x86_64.run failed
+        on n2 (rc=1). The disk filled up while it ran: free space on /usr/local/Ascend.'
+fatal: [n3]: UNREACHABLE! => 
+    changed: false
+    msg: 'Failed to connect to the host via ssh: Connection refused'
+    unreachable: true
+
+TASK [ascendops.gr00t.cann : CANN | Report the plan for toolkit] **************
+ok: [n1] => 
+    msg: 'toolkit: install - -> 9.0.0 (repairing the interrupted install in /usr/local/Ascend/cann-9.0.0)'
+
+PLAY RECAP *********************************************************************
+\x1b[0;33mn1\x1b[0m                      : ok=72   changed=8    unreachable=0    failed=0    skipped=10
+n2                         : ok=70   changed=1    unreachable=0    failed=1    skipped=10
+n3                         : ok=12   changed=1    unreachable=1    failed=0    skipped=2
+"""
+
+
+def test_recap_counts_every_host() -> None:
+    assert playlog.recap(OUTPUT) == {
+        "n1": {"ok": 72, "changed": 8, "unreachable": 0, "failed": 0},
+        "n2": {"ok": 70, "changed": 1, "unreachable": 0, "failed": 1},
+        "n3": {"ok": 12, "changed": 1, "unreachable": 1, "failed": 0},
+    }
+
+
+def test_failure_message_is_the_last_explanation() -> None:
+    msg = playlog.failure_message(OUTPUT, "n2")
+    assert msg.startswith("The CANN toolkit installer") and msg.endswith("free space on /usr/local/Ascend.")
+    assert "Connection refused" in playlog.failure_message(OUTPUT, "n3")
+    assert playlog.failure_message(OUTPUT, "n1") == "(no failure)"
+
+
+def test_results_are_per_host_and_one_line() -> None:
+    blocks = playlog.results(OUTPUT, "n1")
+    assert len(blocks) == 2 and "repairing the interrupted install" in blocks[1]
+    assert playlog.results(OUTPUT, "n1", "fatal") == []
