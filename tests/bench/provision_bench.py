@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 import time
@@ -20,20 +19,12 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "harness"))
+from playlog import recap  # noqa: E402 (path set just above)
+
 SIMCTL = [sys.executable, str(REPO / "tests" / "harness" / "simctl.py")]
 WORK = REPO / ".sim" / "bench"
 BASE_PORT = 22300
-
-RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def recap(output: str) -> dict[str, dict[str, int]]:
-    """Per-host counts from the PLAY RECAP of an ansible-playbook run."""
-    hosts = {}
-    for host, ok, changed, unreachable, failed in RECAP.findall(ANSI.sub("", output)):
-        hosts[host] = {"ok": int(ok), "changed": int(changed), "unreachable": int(unreachable), "failed": int(failed)}
-    return hosts
 
 
 def write_cluster(count: int) -> tuple[Path, Path]:

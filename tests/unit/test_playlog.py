@@ -57,3 +57,7 @@ def test_results_are_per_host_and_one_line() -> None:
     blocks = playlog.results(OUTPUT, "n1")
     assert len(blocks) == 2 and "repairing the interrupted install" in blocks[1]
     assert playlog.results(OUTPUT, "n1", "fatal") == []
+
+
+def test_recap_of_no_run_is_empty() -> None:
+    assert playlog.recap("ERROR! the playbook could not be found") == {}
