@@ -85,7 +85,6 @@ def inventory(cluster: dict, source_url: str) -> dict:
     """Group vars of the sim inventory, reached with OpenSSH as real nodes are."""
     sim_vars = yaml.safe_load((REPO / "inventories" / "sim" / "group_vars" / "all.yml").read_text())
     sim_vars.update(
-        ansible_connection="ssh",
         ansible_ssh_private_key_file=str(REPO / ".sim" / "ssh" / "id_ed25519"),
         ascend_artifact_source=str(ARTIFACTS),
         gr00t_version=(REPO / ".sim" / "gr00t-fixtures" / "git" / "commits").read_text().split()[-1],
