@@ -2,8 +2,8 @@
 """Provisioning benchmark on simulated nodes (a script, not a timed test).
 
 For each cluster size: start that many fresh simulated nodes, run site.yml (first run),
-run it again (rerun), and print wall times, the rerun/first ratio and the changed tasks
-of the rerun. Goals: rerun <= 20% of the first run with changed=0; N nodes <= 1.5x one.
+run it again (rerun), and print wall times, the rerun/first ratio, the changed tasks
+and task count of the rerun, and its slowest tasks (from profile_tasks). Goals: rerun <= 20% of the first run with changed=0; N nodes <= 1.5x one.
 
   .venv/bin/python tests/bench/provision_bench.py --nodes 1 4
 """
@@ -20,7 +20,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "harness"))
-from playlog import recap  # noqa: E402 (path set just above)
+from playlog import recap, slowest, tasks_run  # noqa: E402 (path set just above)
 
 SIMCTL = [sys.executable, str(REPO / "tests" / "harness" / "simctl.py")]
 WORK = REPO / ".sim" / "bench"
@@ -48,7 +48,7 @@ def write_cluster(count: int) -> tuple[Path, Path]:
     return cluster, inventory
 
 
-def timed_run(inventory: Path) -> tuple[float, dict[str, dict[str, int]]]:
+def timed_run(inventory: Path) -> tuple[float, str]:
     start = time.monotonic()
     res = subprocess.run(["ansible-playbook", "site.yml", "-i", str(inventory)], cwd=REPO,
                          capture_output=True, text=True)
@@ -56,7 +56,7 @@ def timed_run(inventory: Path) -> tuple[float, dict[str, dict[str, int]]]:
     if res.returncode != 0:
         sys.stderr.write(res.stdout[-4000:] + res.stderr[-2000:])
         raise SystemExit(f"site.yml failed on {inventory} (rc={res.returncode})")
-    return elapsed, recap(res.stdout)
+    return elapsed, res.stdout
 
 
 def bench(count: int) -> dict[str, float]:
@@ -65,11 +65,12 @@ def bench(count: int) -> dict[str, float]:
     subprocess.run([*SIMCTL, "up", str(cluster)], check=True)
     try:
         first, _ = timed_run(inventory)
-        rerun, counts = timed_run(inventory)
+        rerun, output = timed_run(inventory)
     finally:
         subprocess.run([*SIMCTL, "down", str(cluster)], check=True)
     return {"nodes": count, "first_s": first, "rerun_s": rerun, "ratio": rerun / first,
-            "rerun_changed": sum(h["changed"] for h in counts.values())}
+            "rerun_changed": sum(h["changed"] for h in recap(output).values()),
+            "rerun_tasks": tasks_run(output), "rerun_slowest": slowest(output)}
 
 
 def main() -> int:
@@ -78,10 +79,15 @@ def main() -> int:
     args = parser.parse_args()
     subprocess.run([*SIMCTL, "engine"], check=True)
     rows = [bench(n) for n in args.nodes]
-    print(f"{'nodes':>5}  {'first run':>10}  {'rerun':>8}  {'rerun/first':>11}  {'rerun changed':>13}")
+    print(f"{'nodes':>5}  {'first run':>10}  {'rerun':>8}  {'rerun/first':>11}  {'rerun changed':>13}"
+          f"  {'rerun tasks':>11}")
     for row in rows:
         print(f"{row['nodes']:>5}  {row['first_s']:>9.1f}s  {row['rerun_s']:>7.1f}s  {row['ratio']:>11.2f}"
-              f"  {row['rerun_changed']:>13}")
+              f"  {row['rerun_changed']:>13}  {row['rerun_tasks']:>11}")
+    for row in rows:
+        print(f"slowest tasks of the {row['nodes']}-node rerun:")
+        for name, seconds in row["rerun_slowest"]:
+            print(f"  {seconds:>6.1f}s  {name}")
     if len(rows) > 1:
         print(f"first run {rows[-1]['nodes']} nodes / {rows[0]['nodes']} node: "
               f"{rows[-1]['first_s'] / rows[0]['first_s']:.2f}x")

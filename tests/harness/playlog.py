@@ -11,12 +11,26 @@ import yaml
 
 RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# profile_tasks' closing list: "<role> : <task> ------- 12.34s", slowest first.
+PROFILE = re.compile(r"^(\S.*?) -{3,} (\d+\.\d+)s$", re.M)
+TASK = re.compile(r"^TASK \[", re.M)
 
 
 def recap(output: str) -> dict[str, dict[str, int]]:
     """Per-host counts from the PLAY RECAP of an ansible-playbook run."""
     return {host: {"ok": int(ok), "changed": int(changed), "unreachable": int(unreachable), "failed": int(failed)}
             for host, ok, changed, unreachable, failed in RECAP.findall(ANSI.sub("", output))}
+
+
+def tasks_run(output: str) -> int:
+    """How many tasks the run started (each TASK banner once, whatever the host count)."""
+    return len(TASK.findall(ANSI.sub("", output)))
+
+
+def slowest(output: str, limit: int = 5) -> list[tuple[str, float]]:
+    """The slowest tasks from profile_tasks' closing list, as (name, seconds)."""
+    rows = [(name, float(seconds)) for name, seconds in PROFILE.findall(ANSI.sub("", output))]
+    return sorted(rows, key=lambda row: row[1], reverse=True)[:limit]
 
 
 def _blocks(output: str, host: str, status: str) -> list[str]:

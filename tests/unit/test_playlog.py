@@ -35,6 +35,11 @@ PLAY RECAP *********************************************************************
 \x1b[0;33mn1\x1b[0m                      : ok=72   changed=8    unreachable=0    failed=0    skipped=10
 n2                         : ok=70   changed=1    unreachable=0    failed=1    skipped=10
 n3                         : ok=12   changed=1    unreachable=1    failed=0    skipped=2
+
+===============================================================================
+ascendops.gr00t.gr00t : GR00T | Work out what pip must install ---------- 3.08s
+ascendops.gr00t.artifact : Artifact | Wait for the installer to finish --- 12.51s
+Gathering Facts --------------------------------------------------------- 1.20s
 """
 
 
@@ -61,3 +66,15 @@ def test_results_are_per_host_and_one_line() -> None:
 
 def test_recap_of_no_run_is_empty() -> None:
     assert playlog.recap("ERROR! the playbook could not be found") == {}
+
+
+def test_tasks_run_counts_banners_once() -> None:
+    assert playlog.tasks_run(OUTPUT) == 3
+
+
+def test_slowest_reads_profile_tasks_in_order() -> None:
+    assert playlog.slowest(OUTPUT, 2) == [
+        ("ascendops.gr00t.artifact : Artifact | Wait for the installer to finish", 12.51),
+        ("ascendops.gr00t.gr00t : GR00T | Work out what pip must install", 3.08),
+    ]
+    assert playlog.slowest("PLAY RECAP") == []
