@@ -3,7 +3,8 @@
 
 For each cluster size: start that many fresh simulated nodes, run site.yml (first run),
 run it again (rerun), and print wall times, the rerun/first ratio, the changed tasks
-and task count of the rerun, and its slowest tasks (from profile_tasks). Goals: rerun <= 20% of the first run with changed=0; N nodes <= 1.5x one.
+and task count of the rerun, and its slowest tasks (from profile_tasks).
+Goals: rerun <= 20% of the first run with changed=0; N nodes <= 1.5x one.
 
   .venv/bin/python tests/bench/provision_bench.py --nodes 1 4
 """
@@ -59,7 +60,7 @@ def timed_run(inventory: Path) -> tuple[float, str]:
     return elapsed, res.stdout
 
 
-def bench(count: int) -> dict[str, float]:
+def bench(count: int) -> dict[str, object]:
     cluster, inventory = write_cluster(count)
     subprocess.run([*SIMCTL, "down", str(cluster)], check=True)
     subprocess.run([*SIMCTL, "up", str(cluster)], check=True)
