@@ -50,6 +50,7 @@ WORK = REPO / ".sim" / "faults"
 CLUSTER = "faults"
 BASE_PORT = 22320
 TOOLKIT = "Ascend-cann-toolkit"
+CANN_TREE = "/usr/local/Ascend/cann-9.0.0"
 INSTALL_LOG = "/var/log/ascend_seclog/ascend_install.log"
 # f-disk: a 96 MB disk for /usr/local/Ascend holding 40 MB of someone's files; preflight
 # asks for 40 MiB free, the toolkit payload needs 80 MB. The fix grows the disk to 256 MB.
@@ -127,6 +128,14 @@ def node_pid(host: str) -> str:
 def installer_running(host: str) -> bool:
     res = sh("docker", "top", node_name(host), check=False)
     return res.returncode == 0 and TOOLKIT in res.stdout
+
+
+def toolkit_half_installed(host: str) -> bool:
+    """The installer runs and has laid down its tree but not its install record.
+
+    The process shows up (as flock's argument) before the installer has copied anything;
+    a kill in that instant leaves nothing to repair, so wait for the tree."""
+    return installer_running(host) and on_node(host, f"test -d {CANN_TREE} && echo yes", check=False).strip() == "yes"
 
 
 def file_hashes(host: str, path: str) -> dict[str, str]:
@@ -288,7 +297,7 @@ def campaign() -> Iterator[Campaign]:
             pending = {"f-killed", "f-source"}
             deadline = time.monotonic() + WAIT_S
             while pending and time.monotonic() < deadline:
-                if "f-killed" in pending and installer_running("f-killed"):
+                if "f-killed" in pending and toolkit_half_installed("f-killed"):
                     sh("docker", "kill", node_name("f-killed"))
                     pending.discard("f-killed")
                 if "f-source" in pending and installer_running("f-source"):
