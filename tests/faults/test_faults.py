@@ -60,6 +60,9 @@ RUN_A = ["f-ok", "f-killed", "f-source", "f-disk"]
 RUN_B = ["f-ssh"]
 NODES = RUN_A + RUN_B
 WAIT_S = 900
+# f-ssh: the toolkit install must outlast the cut run and the rerun's stages before CANN
+# (about 15 s here), with room for a slower machine.
+SSH_INSTALL_S = 120
 
 pytestmark = pytest.mark.skipif(not ARTIFACTS.joinpath("SHA256SUMS").is_file(),
                                  reason="simulated artifacts missing: run `make sim` first")
@@ -287,8 +290,7 @@ def campaign() -> Iterator[Campaign]:
             result.data_before[host] = file_hashes(host, "/data")
         on_node("f-killed", "echo toolkit:30 > /etc/npu-sim/slow_installer")
         on_node("f-source", "echo toolkit:10 > /etc/npu-sim/slow_installer")
-        # Long enough to be still running when the rerun reaches CANN.
-        on_node("f-ssh", "echo toolkit:90 > /etc/npu-sim/slow_installer")
+        on_node("f-ssh", f"echo toolkit:{SSH_INSTALL_S} > /etc/npu-sim/slow_installer")
         on_node("f-disk", f"echo toolkit:{PAYLOAD_MB} > /etc/npu-sim/payload_mb && mkdir -p {Path(KEEP_FILE).parent}"
                           f" && head -c {KEEP_MB * 1048576} /dev/urandom > {KEEP_FILE}")
         result.keep_before = on_node("f-disk", f"sha256sum {KEEP_FILE}").split()[0]
@@ -424,7 +426,7 @@ def test_ssh_cut_during_async_install(campaign: Campaign) -> None:
     assert installs == "1", f"the toolkit installer ran {installs} times"
     waited = max(float(x) for x in re.findall(r"Wait for an installer an earlier run left running -+ ([0-9.]+)s",
                                                b2.output))
-    row("SSH cut (TCP reset) 2 s into a 90 s toolkit install running detached",
+    row(f"SSH cut (TCP reset) 2 s into a {SSH_INSTALL_S} s toolkit install running detached",
         "the node is UNREACHABLE at the installer poll; the installer keeps running on the node",
         f"waits {waited:.0f} s for that installer (lock) instead of starting a second one (one toolkit install in "
         f"the vendor log), then finishes (changed={b2.hosts['f-ssh']['changed']})")
