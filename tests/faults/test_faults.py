@@ -136,9 +136,11 @@ def installer_running(host: str) -> bool:
 def toolkit_half_installed(host: str) -> bool:
     """The installer runs and has laid down its tree but not its install record.
 
-    The process shows up (as flock's argument) before the installer has copied anything;
-    a kill in that instant leaves nothing to repair, so wait for the tree."""
-    return installer_running(host) and on_node(host, f"test -d {CANN_TREE} && echo yes", check=False).strip() == "yes"
+    That is what ascend_install.partial_trees reports as an interrupted install. The process
+    shows up (as flock's argument) before the installer has copied anything; a kill in that
+    instant leaves nothing to repair, so wait for the tree."""
+    partial = f"test -d {CANN_TREE} && ! compgen -G '{CANN_TREE}/*-linux/ascend_toolkit_install.info' >/dev/null && echo yes"
+    return installer_running(host) and on_node(host, partial, check=False).strip() == "yes"
 
 
 def file_hashes(host: str, path: str) -> dict[str, str]:
