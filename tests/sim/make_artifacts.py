@@ -163,6 +163,7 @@ parse_args() {
   if [ -z "$action" ]; then
     fail "no operation given: use --install, --upgrade, --uninstall or --check (see --help)"
   fi
+  pkg_check_args "$full"
 }
 
 check_knobs() {
@@ -207,9 +208,9 @@ resolve_path() {
   install_path="${install_path%/}"
   if [ "$uid" -eq 0 ] && [ "$install_path" = "$DEFAULT_INSTALL_PATH" ]; then
     system=1
-    LOG_FILE="$SYSROOT/var/log/ascend_seclog/ascend_install.log"
+    LOG_FILE="$SYSROOT/var/log/ascend_seclog/$PKG_LOG"
   else
-    LOG_FILE="$install_path/ascend_seclog/ascend_install.log"
+    LOG_FILE="$install_path/ascend_seclog/$PKG_LOG"
   fi
 }
 
@@ -426,6 +427,19 @@ main() {
 main "$@"
 """
 
+CANN_ARGS = r"""
+# ---------------------------------------------------------------- CANN argument rules
+
+# --quiet is documented only with --install and --upgrade (CANN installation guide, "Options
+# of the .run package"); the install scripts refuse it with any other operation.
+pkg_check_args() {
+  if [ "$quiet" -eq 1 ] && [ "$action" != install ] && [ "$action" != upgrade ]; then
+    printf '[%s] [ERROR] ERR_NO:0x0004;ERR_DES:--quiet must be used with --install or --upgrade\n' "$PKG_TAG"
+    exit 1
+  fi
+}
+"""
+
 TOOLKIT = r"""
 # ---------------------------------------------------------------- CANN toolkit
 
@@ -607,6 +621,11 @@ pkg_remove() {
 DRIVER = r"""
 # ---------------------------------------------------------------- NPU driver
 
+# Argument rules of this package beyond the common parser; $1 is 1 with --full.
+pkg_check_args() {
+  return 0
+}
+
 pkg_installed_version() {
   read_key "$install_path/driver/version.info" Version
 }
@@ -680,6 +699,11 @@ pkg_remove() {
 FIRMWARE = r"""
 # ---------------------------------------------------------------- NPU firmware
 
+# Argument rules of this package beyond the common parser; $1 is 1 with --full.
+pkg_check_args() {
+  return 0
+}
+
 pkg_installed_version() {
   read_key "$install_path/firmware/version.info" Version
 }
@@ -737,6 +761,8 @@ class Package:
     full_flag: bool = False
     upgrade_rc: int = 0
     refuse_downgrade: bool = False
+    # The log under /var/log/ascend_seclog: one per CANN package, the driver's for the HDK.
+    log: str = "ascend_install.log"
     extra: tuple[tuple[str, str], ...] = ()
 
     @property
@@ -795,9 +821,12 @@ def driver_version_info(version: str) -> str:
 
 def cann_packages(version: str, arch: str) -> list[Package]:
     return [
-        Package("toolkit", "Ascend-cann-toolkit", "Toolkit", version, arch, TOOLKIT, refuse_downgrade=True),
-        Package("ops", ops_package_name(version), "Ops", version, arch, OPS, refuse_downgrade=True),
-        Package("nnal", "Ascend-cann-nnal", "NNAL", version, arch, NNAL, refuse_downgrade=True),
+        Package("toolkit", "Ascend-cann-toolkit", "Toolkit", version, arch, CANN_ARGS + TOOLKIT, refuse_downgrade=True,
+                log="ascend_toolkit_install.log"),
+        Package("ops", ops_package_name(version), "Ops", version, arch, CANN_ARGS + OPS, refuse_downgrade=True,
+                log="ascend_ops_910b_install.log"),
+        Package("nnal", "Ascend-cann-nnal", "NNAL", version, arch, CANN_ARGS + NNAL, refuse_downgrade=True,
+                log="ascend_nnal_install.log"),
     ]
 
 
@@ -831,6 +860,7 @@ def header(pkg: Package) -> str:
         ("PKG_FULL_FLAG", "yes" if pkg.full_flag else "no"),
         ("PKG_UPGRADE_RC", str(pkg.upgrade_rc)),
         ("PKG_REFUSE_DOWNGRADE", "yes" if pkg.refuse_downgrade else "no"),
+        ("PKG_LOG", pkg.log),
         *pkg.extra,
     ]
     lines = [f"{key}={shlex.quote(value)}" for key, value in values]
