@@ -41,10 +41,20 @@ def pip_options(index_url: str | None = None, extra_index_urls: Any = None, find
     return args
 
 
+def torch_npu_listed_for(table: dict[str, list[str]], cann: str) -> list[str]:
+    """The torch_npu versions a {torch_npu: [CANN, ...]} table lists for a CANN version.
+
+    CANN versions compare case-insensitively (8.3.RC1 is 8.3.rc1).
+    """
+    wanted = str(cann).lower()
+    return [build for build, canns in table.items() if wanted in (str(c).lower() for c in canns)]
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
             "pip_options": pip_options,
             "pip_pin_problems": pin_problems,
             "pip_pin_versions": pin_versions,
+            "torch_npu_listed_for": torch_npu_listed_for,
         }

@@ -1,17 +1,19 @@
 """Read what Ascend software a node has from the vendor's own install records.
 
 Pure functions over a filesystem root, so unit tests can point them at a temporary tree.
-Layout (CANN 8.5 and later; the 'verify' marks of the design brief apply to the exact
-record names, which is why every lookup tries the old layout too):
+Layout of CANN 8.5 and later, as real install trees and Huawei's installation guide show it:
 
   <root>/driver/version.info                         Version=<driver>
   <root>/firmware/version.info                       Version=<firmware>
   <root>/cann -> cann-<v>                            active toolkit
   <root>/cann-<v>/<arch>-linux/ascend_toolkit_install.info   version=<v>
   <root>/ascend-toolkit/latest/<arch>-linux/ascend_toolkit_install.info   (before 8.5)
-  <root>/cann-<v>/opp/ascend910b_ops_install.info    version=<v>
-  <root>/nnal/atb/<v>/ascend_nnal_install.info       version=<v>
+  <root>/cann-<v>/<arch>-linux/ascend_ops_install.info       version=<v> (910B ops)
+  <root>/nnal/atb/<v>/version.info                   Ascend-cann-atb : <v> (colon format)
   <root>/nnal/atb/latest -> <v>                      active nnal
+
+There is no ascend910b_ops_install.info and no *_nnal_install.info: a lookup of those never
+finds anything, so a node would reinstall the package on every run.
 """
 from __future__ import annotations
 
@@ -26,6 +28,19 @@ def read_key(path: str, key: str) -> Optional[str]:
         with open(path, "r", errors="replace") as handle:
             for line in handle:
                 name, sep, value = line.partition("=")
+                if sep and name.strip().lower() == key.lower():
+                    return value.strip() or None
+    except (IOError, OSError):
+        return None
+    return None
+
+
+def read_colon_key(path: str, key: str) -> Optional[str]:
+    """Value of a `key : value` line (nnal's version.info), or None."""
+    try:
+        with open(path, "r", errors="replace") as handle:
+            for line in handle:
+                name, sep, value = line.partition(":")
                 if sep and name.strip().lower() == key.lower():
                     return value.strip() or None
     except (IOError, OSError):
@@ -63,15 +78,38 @@ def installed_toolkits(root: str) -> List[str]:
     return versions
 
 
+# The package line of nnal's version.info; `Ascend-cann-atb Version : 9.0.0.B...` beside it
+# carries the build, which is not what a package version is compared with.
+NNAL_VERSION_KEY = "Ascend-cann-atb"
+
+
+def nnal_dirs(root: str) -> List[str]:
+    """nnal/atb/<version> directories; the `latest` link next to them is not one more install."""
+    found = sorted(glob.glob(os.path.join(root, "nnal", "atb", "*", "")))
+    return [path.rstrip(os.sep) for path in found if not os.path.islink(path.rstrip(os.sep))]
+
+
+def nnal_version(directory: str) -> Optional[str]:
+    return read_colon_key(os.path.join(directory, "version.info"), NNAL_VERSION_KEY)
+
+
 def nnal_versions(root: str) -> List[str]:
-    """Installed nnal versions; the `latest` link next to them is not one more install."""
-    records = sorted(glob.glob(os.path.join(root, "nnal", "atb", "*", "ascend_nnal_install.info")))
-    records = [path for path in records if not os.path.islink(os.path.dirname(path))]
-    return [v for v in (read_key(path, "version") for path in records) if v]
+    """Installed nnal versions, read from each version directory's version.info."""
+    return [v for v in (nnal_version(path) for path in nnal_dirs(root)) if v]
+
+
+def nnal_partial(root: str) -> List[str]:
+    """nnal/atb/<version> directories without a version.info: an interrupted install. The
+    installer refuses to install while one is there ("uninstall first")."""
+    return [path for path in nnal_dirs(root) if not nnal_version(path)]
 
 
 def active_nnal(root: str) -> Optional[str]:
-    return read_key(os.path.join(root, "nnal", "atb", "latest", "ascend_nnal_install.info"), "version")
+    return nnal_version(os.path.join(root, "nnal", "atb", "latest"))
+
+
+def ops_records(home: str) -> List[str]:
+    return sorted(glob.glob(os.path.join(home, "*-linux", "ascend_ops_install.info")))
 
 
 def active_toolkit_home(root: str) -> Optional[str]:
@@ -85,9 +123,7 @@ def active_toolkit_home(root: str) -> Optional[str]:
 def install_facts(root: str) -> Dict[str, object]:
     home = active_toolkit_home(root)
     toolkit = first_version(toolkit_records(root, home)) if home else None
-    ops = None
-    if home:
-        ops = first_version([os.path.join(home, "opp", "ascend910b_ops_install.info")])
+    ops = first_version(ops_records(home)) if home else None
     nnal = nnal_versions(root)
     return {
         "root": root,
@@ -100,5 +136,6 @@ def install_facts(root: str) -> Dict[str, object]:
         "nnal_version": active_nnal(root) or (nnal[-1] if nnal else None),
         "nnal_installed": nnal,
         "partial_installs": partial_trees(root),
+        "nnal_partial": nnal_partial(root),
     }
 

@@ -11,9 +11,11 @@ short_description: Report the installed Ascend driver, firmware, CANN and nnal v
 version_added: "0.1.0"
 description:
   - Reads the vendor's install records under the Ascend root (C(driver/version.info),
-    C(firmware/version.info), the toolkit, 910B ops and nnal install info files) and returns
-    what is installed, which toolkit is active, and any toolkit tree left without an install
-    record by an interrupted install.
+    C(firmware/version.info), C(cann-<v>/<arch>-linux/ascend_toolkit_install.info),
+    C(cann-<v>/<arch>-linux/ascend_ops_install.info) for the 910B ops, and nnal's
+    C(nnal/atb/<v>/version.info) in its C(Ascend-cann-atb : <v>) format) and returns what is
+    installed, which toolkit is active, and any toolkit or nnal tree left without its record by
+    an interrupted install.
   - Reads files only; never reports a change.
 author:
   - ascendops.gr00t maintainers
@@ -58,7 +60,7 @@ ansible_facts:
       sample:
         root: /usr/local/Ascend
         driver_version: 25.5.1
-        firmware_version: 7.8.0.2.212
+        firmware_version: 7.8.0.6.201
         toolkit_version: 9.0.0
         toolkit_home: /usr/local/Ascend/cann-9.0.0
         toolkits_installed: ["9.0.0"]
@@ -66,6 +68,7 @@ ansible_facts:
         nnal_version: 9.0.0
         nnal_installed: ["9.0.0"]
         partial_installs: []
+        nnal_partial: []
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -351,6 +351,7 @@ install_files() {
 
 do_install() {
   local have
+  if [ "$(type -t pkg_refuse_install)" = function ]; then pkg_refuse_install; fi
   have="$(pkg_installed_version)"
   if [ "$have" = "$PKG_VERSION" ]; then
     finish "$PKG_NAME $PKG_VERSION is already installed in $install_path, nothing to do" 0
@@ -530,9 +531,16 @@ opp_dir() {
   printf '%s/cann-%s/opp' "$install_path" "$1"
 }
 
+# The record sits beside the toolkit's: cann-<v>/<arch>-linux/ascend_ops_install.info, key=value
+# (CANN 8.5+ install trees; Huawei's CANN installation guide, "checking the installed version").
+# There is no ascend910b_ops_install.info.
+ops_info() {
+  printf '%s/cann-%s/%s-linux/ascend_ops_install.info' "$install_path" "$1" "$PKG_ARCH"
+}
+
 pkg_installed_version() {
   local info
-  for info in "$install_path"/cann-*/opp/ascend910b_ops_install.info; do
+  for info in "$install_path"/cann-*/"$PKG_ARCH"-linux/ascend_ops_install.info; do
     if [ -f "$info" ]; then
       read_key "$info" version
       return 0
@@ -555,15 +563,15 @@ pkg_files() {
 }
 
 pkg_records() {
-  printf 'package_name=%s\nversion=%s\narch=%s\n' "$PKG_NAME" "$PKG_VERSION" "$PKG_ARCH" \
-    >"$(opp_dir "$PKG_VERSION")/ascend910b_ops_install.info"
+  printf 'package_name=%s\nversion=%s\narch=%s\nos=linux\n' "$PKG_NAME" "$PKG_VERSION" "$PKG_ARCH" \
+    >"$(ops_info "$PKG_VERSION")"
 }
 
 pkg_remove() {
   local opp
   opp="$(opp_dir "$1")"
   rm -rf "${opp:?}/$KERNEL_SUBDIR"
-  rm -f "$opp/ascend910b_ops_install.info"
+  rm -f "$(ops_info "$1")"
 }
 """
 
@@ -574,12 +582,27 @@ nnal_home() {
   printf '%s/nnal/atb/%s' "$install_path" "$1"
 }
 
+# nnal/atb/<v>/version.info in colon format, `Ascend-cann-atb : <v>` and
+# `Ascend-cann-atb Version : <v>.B...` (real nnal trees; there is no *_nnal_install.info).
 pkg_installed_version() {
-  local info
-  for info in "$install_path"/nnal/atb/*/ascend_nnal_install.info; do
-    if [ -f "$info" ]; then
-      read_key "$info" version
+  local line file="$install_path/nnal/atb/latest/version.info"
+  if [ ! -f "$file" ]; then return 0; fi
+  while IFS= read -r line || [ -n "$line" ]; do
+    if [ "${line%%:*}" = "Ascend-cann-atb " ]; then
+      line="${line#*:}"
+      printf '%s' "${line# }"
       return 0
+    fi
+  done <"$file"
+}
+
+# The nnal installer stops when an nnal tree is there at all, also one of the same version or
+# one an interrupted install left: "The installation directory exists, uninstall first".
+pkg_refuse_install() {
+  local dir
+  for dir in "$install_path"/nnal/atb/*/; do
+    if [ -d "$dir" ] && [ ! -L "${dir%/}" ]; then
+      fail "The installation directory exists, uninstall first: ${dir%/}"
     fi
   done
 }
@@ -596,18 +619,34 @@ pkg_files() {
   mkdir -p "$home/atb/cxx_abi_0/lib" "$home/atb/cxx_abi_1/lib"
 }
 
+# set_env.sh takes --cxx_abi=0|1; without it, it asks the first python3 on PATH which ABI its
+# torch was built with and takes 0 when that fails (nnal's set_env.sh; the MindSpeed and
+# vllm-ascend install guides pass --cxx_abi= for that reason). POSIX sh, since login shells
+# source it through /etc/profile.d.
 pkg_records() {
   local home
   home="$(nnal_home "$PKG_VERSION")"
   cat >"$home/set_env.sh" <<EOF
 # Environment of the simulated NNAL (ATB) $PKG_VERSION: source it after the CANN toolkit's set_env.sh.
-export ATB_HOME_PATH="$home/atb/cxx_abi_1"
+__atb_abi=""
+for __atb_arg in "\$@"; do
+  case "\$__atb_arg" in --cxx_abi=*) __atb_abi="\${__atb_arg#--cxx_abi=}" ;; esac
+done
+if [ -z "\$__atb_abi" ]; then
+  if python3 -c 'import sys, torch; sys.exit(0 if torch.compiled_with_cxx11_abi() else 1)' >/dev/null 2>&1; then
+    __atb_abi=1
+  else
+    __atb_abi=0
+  fi
+fi
+export ATB_HOME_PATH="$home/atb/cxx_abi_\$__atb_abi"
 export LD_LIBRARY_PATH="\${ATB_HOME_PATH}/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+unset __atb_abi __atb_arg
 EOF
-  ln -sfn "$PKG_VERSION" "$install_path/nnal/atb/latest"
   printf '. "%s/set_env.sh"\n' "$home" >"$install_path/nnal/atb/set_env.sh"
-  printf 'package_name=%s\nversion=%s\narch=%s\npath=%s\n' "$PKG_NAME" "$PKG_VERSION" "$PKG_ARCH" "$home" \
-    >"$home/ascend_nnal_install.info"
+  printf 'Ascend-cann-atb : %s\nAscend-cann-atb Version : %s.B120\n' "$PKG_VERSION" "$PKG_VERSION" \
+    >"$home/version.info"
+  ln -sfn "$PKG_VERSION" "$install_path/nnal/atb/latest"
 }
 
 pkg_remove() {

@@ -22,7 +22,7 @@ GENERATOR = Path(__file__).resolve().parents[2] / "tests" / "sim" / "make_artifa
 ARCH = {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine())
 CANN = "9.0.0"
 DRIVER = "25.5.1"
-FIRMWARE = "7.8.0.2.212"
+FIRMWARE = "7.8.0.6.201"
 
 
 def write(path: Path, text: str) -> Path:
@@ -41,11 +41,14 @@ def toolkit_tree(root: Path, version: str, home: str | None = None) -> Path:
 
 
 def ops_record(tree: Path, version: str) -> None:
-    write(tree / "opp" / "ascend910b_ops_install.info", f"package_name=Ascend-cann-910b-ops\nversion={version}\n")
+    """The 910B ops record: <toolkit home>/<arch>-linux/ascend_ops_install.info, key=value."""
+    write(tree / f"{ARCH}-linux" / "ascend_ops_install.info", f"package_name=Ascend-cann-910b-ops\nversion={version}\n")
 
 
 def nnal_record(root: Path, version: str) -> None:
-    write(root / "nnal" / "atb" / version / "ascend_nnal_install.info", f"package_name=Ascend-cann-nnal\nversion={version}\n")
+    """nnal's version.info in its colon format, with the build line beside the package line."""
+    write(root / "nnal" / "atb" / version / "version.info",
+          f"Ascend-cann-atb : {version}\nAscend-cann-atb Version : {version}.B120\n")
 
 
 def activate(root: Path, target: str, link: str = "cann") -> None:
@@ -83,6 +86,7 @@ def test_empty_root(tmp_path: Path) -> None:
         "nnal_version": None,
         "nnal_installed": [],
         "partial_installs": [],
+        "nnal_partial": [],
     }
 
 
@@ -233,10 +237,34 @@ def test_nnal_latest_link_is_the_active_one_not_another_install(tmp_path: Path) 
     assert facts["nnal_version"] == CANN
 
 
-def test_nnal_without_record_is_ignored(tmp_path: Path) -> None:
+def test_nnal_without_record_is_a_partial_install(tmp_path: Path) -> None:
     (tmp_path / "nnal" / "atb" / CANN / "atb").mkdir(parents=True)
     facts = install_facts(str(tmp_path))
     assert facts["nnal_installed"] == [] and facts["nnal_version"] is None
+    assert facts["nnal_partial"] == [str(tmp_path / "nnal" / "atb" / CANN)]
+
+
+def test_records_that_do_not_exist_on_real_nodes_are_not_read(tmp_path: Path) -> None:
+    """opp/ascend910b_ops_install.info and nnal's *_install.info are not vendor records: a
+    reader that trusted them would miss the real ones and reinstall on every run."""
+    tree = toolkit_tree(tmp_path, CANN)
+    activate(tmp_path, f"cann-{CANN}")
+    write(tree / "opp" / "ascend910b_ops_install.info", f"version={CANN}\n")
+    write(tmp_path / "nnal" / "atb" / CANN / "ascend_nnal_install.info", f"version={CANN}\n")
+    facts = install_facts(str(tmp_path))
+    assert facts["ops_version"] is None and facts["nnal_version"] is None
+    ops_record(tree, CANN)
+    nnal_record(tmp_path, CANN)
+    facts = install_facts(str(tmp_path))
+    assert facts["ops_version"] == CANN and facts["nnal_installed"] == [CANN] and facts["nnal_partial"] == []
+
+
+def test_read_colon_key(tmp_path: Path) -> None:
+    record = write(tmp_path / "version.info", "Ascend-cann-atb : 9.0.0\nAscend-cann-atb Version : 9.0.0.B120\n")
+    assert ascend_install.read_colon_key(str(record), "Ascend-cann-atb") == "9.0.0"
+    assert ascend_install.read_colon_key(str(record), "ascend-cann-atb version") == "9.0.0.B120"
+    assert ascend_install.read_colon_key(str(record), "missing") is None
+    assert ascend_install.read_colon_key(str(tmp_path / "absent"), "Ascend-cann-atb") is None
 
 
 # ---------------------------------------------------------------- simulated installers
@@ -282,7 +310,7 @@ def test_facts_of_simulated_install(simulated_node: Path) -> None:
     assert facts["ops_version"] == CANN
     assert facts["nnal_version"] == CANN
     assert facts["nnal_installed"] == [CANN]
-    assert facts["partial_installs"] == []
+    assert facts["partial_installs"] == [] and facts["nnal_partial"] == []
 
 
 # ---------------------------------------------------------------- module

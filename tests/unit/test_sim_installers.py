@@ -23,7 +23,7 @@ OLD_CANN = "8.5.0"
 OLDEST_CANN = "8.3.0"
 DRIVER = "25.5.1"
 NEWER_DRIVER = "25.6.0"
-FIRMWARE = "7.8.0.2.212"
+FIRMWARE = "7.8.0.6.201"
 
 pytestmark = pytest.mark.skipif(ARCH not in ("x86_64", "aarch64"), reason="no Ascend packages for this machine")
 
@@ -238,7 +238,7 @@ def test_toolkit_install_layout_and_env(node: Node) -> None:
         assert env["LD_LIBRARY_PATH"].startswith(f"{home}/lib64") and not env["LD_LIBRARY_PATH"].endswith(":")
         assert env["PYTHONPATH"].startswith(f"{home}/python/site-packages")
         assert env["PATH"].startswith(f"{home}/bin:") and env["PATH"].endswith(":/usr/bin:/bin")
-    log = node.path / "ascend_seclog" / "ascend_install.log"
+    log = node.path / "ascend_seclog" / "ascend_toolkit_install.log"
     assert "install success" in log.read_text()
 
 
@@ -261,7 +261,9 @@ def test_ops_requires_toolkit_of_same_version(node: Node) -> None:
     node.ok(ops(), "--install")
     opp = node.path / f"cann-{CANN}" / "opp"
     assert (opp / "built-in/op_impl/ai_core/tbe/kernel/ascend910b/sim_kernels.info").is_file()
-    assert info(opp / "ascend910b_ops_install.info")["version"] == CANN
+    record = node.path / f"cann-{CANN}" / f"{ARCH}-linux" / "ascend_ops_install.info"
+    assert info(record)["version"] == CANN
+    assert not (opp / "ascend910b_ops_install.info").exists()
 
 
 def test_nnal_requires_sourced_set_env(node: Node) -> None:
@@ -270,10 +272,67 @@ def test_nnal_requires_sourced_set_env(node: Node) -> None:
     assert res.returncode == 1 and "please source set_env.sh" in res.stdout
     node.ok(nnal(), "--install", env={"ASCEND_TOOLKIT_HOME": str(node.path / f"cann-{CANN}")})
     atb = node.path / "nnal" / "atb"
-    assert info(atb / CANN / "ascend_nnal_install.info")["version"] == CANN
+    assert (atb / CANN / "version.info").read_text() == (
+        f"Ascend-cann-atb : {CANN}\nAscend-cann-atb Version : {CANN}.B120\n"
+    )
+    assert not list(atb.glob("*/*_install.info"))
+    assert os.readlink(atb / "latest") == CANN
     assert node.source(atb / "set_env.sh", "ATB_HOME_PATH")["ATB_HOME_PATH"].startswith(str(atb / CANN))
     node.ok(nnal(), "--uninstall")
     assert not (node.path / "nnal").exists()
+
+
+def test_nnal_refuses_to_install_over_an_existing_tree(node: Node) -> None:
+    """The nnal installer stops on any nnal tree, of this version or left half-way."""
+    env = {"ASCEND_TOOLKIT_HOME": str(node.path / f"cann-{CANN}")}
+    node.ok(toolkit(), "--install")
+    node.ok(nnal(), "--install", env=env)
+    res = node.run(nnal(), "--install", "--quiet", env=env)
+    assert res.returncode == 1 and "The installation directory exists, uninstall first" in res.stdout
+    node.ok(nnal(), "--uninstall")
+    (node.path / "nnal" / "atb" / CANN / "atb").mkdir(parents=True)
+    res = node.run(nnal(), "--install", env=env)
+    assert res.returncode == 1 and "uninstall first" in res.stdout
+    node.ok(nnal(), "--uninstall")
+    node.ok(nnal(), "--install", env=env)
+
+
+def test_nnal_set_env_takes_the_abi_or_guesses_it_with_python3(node: Node, tmp_path: Path) -> None:
+    node.ok(toolkit(), "--install")
+    node.ok(nnal(), "--install", env={"ASCEND_TOOLKIT_HOME": str(node.path / f"cann-{CANN}")})
+    script = node.path / "nnal" / "atb" / "set_env.sh"
+    home = node.path / "nnal" / "atb" / CANN / "atb"
+
+    def atb_home(args: str, path: str) -> str:
+        res = subprocess.run(["sh", "-c", f'set -- {args}; . "{script}"; echo "$ATB_HOME_PATH"'],
+                             capture_output=True, text=True, check=True, env={"PATH": path})
+        return res.stdout.strip()
+
+    # No python3 with torch first on PATH: the guess is the old ABI, wrong for torch 2.7.1 wheels.
+    assert atb_home("", "/usr/bin:/bin") == f"{home}/cxx_abi_0"
+    assert atb_home("--cxx_abi=1", "/usr/bin:/bin") == f"{home}/cxx_abi_1"
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python3").write_text("#!/bin/sh\nexit 0\n")
+    (fake / "python3").chmod(0o755)
+    assert atb_home("", f"{fake}:/usr/bin:/bin") == f"{home}/cxx_abi_1"
+
+
+def test_cann_logs_one_file_per_package(node: Node) -> None:
+    node.ok(toolkit(), "--install")
+    node.ok(ops(), "--install")
+    node.ok(nnal(), "--install", env={"ASCEND_TOOLKIT_HOME": str(node.path / f"cann-{CANN}")})
+    logs = {p.name for p in (node.path / "ascend_seclog").iterdir()}
+    assert logs == {"ascend_toolkit_install.log", "ascend_ops_910b_install.log", "ascend_nnal_install.log"}
+
+
+def test_cann_quiet_only_with_install_or_upgrade(node: Node) -> None:
+    node.ok(toolkit(), "--install", "--quiet")
+    for package in (toolkit(), ops(), nnal()):
+        res = node.run(package, "--uninstall", "--quiet")
+        assert res.returncode == 1 and "--quiet must be used with --install or --upgrade" in res.stdout
+    assert (node.path / f"cann-{CANN}").is_dir()
+    node.ok(toolkit(), "--uninstall")
 
 
 def test_upgrade_removes_ops_and_downgrade_is_refused(node: Node) -> None:
@@ -282,7 +341,7 @@ def test_upgrade_removes_ops_and_downgrade_is_refused(node: Node) -> None:
     assert node.run(toolkit(), "--upgrade").returncode == 0
     assert not (node.path / f"cann-{OLD_CANN}").exists()
     assert os.readlink(node.path / "cann") == f"cann-{CANN}"
-    assert not list(node.path.glob("cann-*/opp/ascend910b_ops_install.info"))
+    assert not list(node.path.glob("cann-*/*-linux/ascend_ops_install.info"))
     res = node.run(toolkit(OLD_CANN), "--upgrade")
     assert res.returncode == 1 and "downgrad" in res.stdout
     assert (node.path / f"cann-{CANN}" / "set_env.sh").is_file()
