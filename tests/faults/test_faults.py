@@ -51,7 +51,8 @@ CLUSTER = "faults"
 BASE_PORT = 22320
 TOOLKIT = "Ascend-cann-toolkit"
 CANN_TREE = "/usr/local/Ascend/cann-9.0.0"
-INSTALL_LOG = "/var/log/ascend_seclog/ascend_install.log"
+# The toolkit logs to its own file (the driver keeps ascend_install.log).
+TOOLKIT_LOG = "/var/log/ascend_seclog/ascend_toolkit_install.log"
 # f-disk: a 96 MB disk for /usr/local/Ascend holding 40 MB of someone's files; preflight
 # asks for 40 MiB free, the toolkit payload needs 80 MB. The fix grows the disk to 256 MB.
 DISK_MB, KEEP_MB, PAYLOAD_MB, GROWN_MB = 96, 40, 80, 256
@@ -424,7 +425,7 @@ def test_ssh_cut_during_async_install(campaign: Campaign) -> None:
     assert b1.hosts["f-ssh"]["unreachable"] >= 1, b1.hosts
     assert campaign.installer_alive_at_rerun, "the installer was not running any more when the rerun began"
     assert b2.rc == 0 and "Wait for an installer an earlier run left running" in b2.output
-    installs = on_node("f-ssh", f"grep -c '{TOOLKIT} .* install success' {INSTALL_LOG} || true").strip()
+    installs = on_node("f-ssh", f"grep -c '{TOOLKIT} .* install success' {TOOLKIT_LOG} || true").strip()
     assert installs == "1", f"the toolkit installer ran {installs} times"
     waited = max(float(x) for x in re.findall(r"Wait for an installer an earlier run left running -+ ([0-9.]+)s",
                                                b2.output))
