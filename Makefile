@@ -48,7 +48,7 @@ unit: venv
 sim: venv
 	$(SIMCTL) engine
 	$(SIMCTL) image
-	$(SIMCTL) artifacts $(ARTIFACTS) --extra-cann-version 8.5.0
+	$(SIMCTL) artifacts $(ARTIFACTS) --extra-cann-version 8.5.0 --extra-driver-version 25.3.rc1
 
 molecule: sim
 	export SIM_IMAGE="$$($(SIMCTL) tag)"; \

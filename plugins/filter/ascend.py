@@ -30,11 +30,17 @@ def version_key(version: str) -> tuple:
     return tuple(parts)
 
 
+def same_version(left: str | None, right: str | None) -> bool:
+    """Whether two vendor versions are one: release candidates are lower case in real file
+    names and in npu-smi (26.0.rc1) and upper case in release notes (26.0.RC1)."""
+    return left is not None and right is not None and str(left).lower() == str(right).lower()
+
+
 def package_action(installed: str | None, wanted: str) -> str:
     """What a vendor package needs: none, install, upgrade or downgrade."""
     if not installed:
         return "install"
-    if installed == wanted:
+    if same_version(installed, wanted):
         return "none"
     return "upgrade" if version_key(installed) < version_key(wanted) else "downgrade"
 
@@ -79,14 +85,24 @@ def _numeric_prefix(version: str) -> tuple[int, ...]:
     return tuple(nums)
 
 
+# The HDK (driver) names x86 packages linux-x86-64, CANN names them linux-x86_64 (Huawei's
+# download site; e.g. Ascend-hdk-910b-npu-driver_25.0.rc1.1_linux-x86-64.run).
+_HDK_ARCH = {"x86_64": "x86-64"}
+
+
+def hdk_version(version: str) -> str:
+    """An HDK version as its files are named: release candidates in lower case (26.0.rc1)."""
+    return re.sub(r"(?i)\.rc(\d*)", lambda m: f".rc{m.group(1)}", str(version))
+
+
 def ascend_package(kind: str, version: str, arch: str) -> str:
     """File name of a vendor package in the artifact source.
 
     kind: driver, firmware, toolkit, ops, nnal.
     """
     names = {
-        "driver": f"Ascend-hdk-910b-npu-driver_{version}_linux-{arch}.run",
-        "firmware": f"Ascend-hdk-910b-npu-firmware_{version}.run",
+        "driver": f"Ascend-hdk-910b-npu-driver_{hdk_version(version)}_linux-{_HDK_ARCH.get(arch, arch)}.run",
+        "firmware": f"Ascend-hdk-910b-npu-firmware_{hdk_version(version)}.run",
         "toolkit": f"Ascend-cann-toolkit_{version}_linux-{arch}.run",
         "nnal": f"Ascend-cann-nnal_{version}_linux-{arch}.run",
     }
@@ -171,6 +187,7 @@ class FilterModule:
             "ascend_package": ascend_package,
             "ascend_packages": ascend_packages,
             "package_action": package_action,
+            "same_version": same_version,
             "pending_packages": pending_packages,
             "describe_pending": describe_pending,
             "artifact_problems": artifact_problems,

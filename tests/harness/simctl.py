@@ -236,16 +236,24 @@ def provision(container: str, node: dict) -> None:
     """Install the simulated hardware view and vendor state described by `node`.
 
     node keys: state (npu-smi state dict), kernel_headers (bool), driver (version or null),
-    artifacts (controller dir holding the simulated driver .run when driver is set).
+    artifacts (controller dir holding the simulated driver .run when driver is set),
+    prebuilt_kernel (bool, default true: the HDK's prebuilt modules match the running kernel;
+    false: only a dkms build can load the driver), hot_reset_fails (bool, default false: driver
+    installs end with exit code 2, reboot required).
     """
     # The lspci double shadows pciutils' through PATH order, as /usr/local/bin comes first.
     put_files(container, {
         "/etc/npu-sim/state.json": (json.dumps(node.get("state", {}), indent=2).encode(), 0o644),
         "/usr/local/bin/lspci": ((SIM_DIR / "bin" / "lspci").read_bytes(), 0o755),
     })
+    kernel = docker_exec(container, "uname", "-r").stdout.strip()
     if node.get("kernel_headers", True):
-        kernel = docker_exec(container, "uname", "-r").stdout.strip()
         docker_exec(container, "mkdir", "-p", f"/lib/modules/{kernel}/build")
+    knobs = {
+        "/etc/npu-sim/prebuilt_kernels": (f"{kernel}\n" if node.get("prebuilt_kernel", True) else "").encode(),
+        "/etc/npu-sim/hot_reset": b"fail\n" if node.get("hot_reset_fails", False) else b"ok\n",
+    }
+    put_files(container, {path: (data, 0o644) for path, data in knobs.items()})
     driver = node.get("driver")
     if driver:
         install_sim_driver(container, Path(node["artifacts"]), driver)

@@ -15,13 +15,16 @@ Knobs the installers read from the environment (all optional):
   ASCEND_SIM_FAIL_AT=after_files stop after part of the tree is written, before the records
   ASCEND_SIM_FAIL_MODE=exit|kill how to stop there: exit 1 (default) or SIGKILL itself
   ASCEND_SIM_SLOW=SECONDS        sleep that long while installing
-  ASCEND_SIM_SKIP_KERNEL_CHECK=1 driver: do not look for the kernel headers
+  ASCEND_SIM_SKIP_KERNEL_CHECK=1 driver: skip the kernel module check (dkms or prebuilt)
   ASCEND_SIM_USER_CHECK=0        driver: do not require the HwHiAiUser user
   ASCEND_SIM_VIRTUAL=1           firmware: behave as on a VM or in a container and refuse
   ASCEND_SIM_VIRTUAL_RC=N        firmware: exit code of that refusal (default 1; 0 warns)
 The file $ASCEND_SIM_SYSROOT/etc/npu-sim/fail_installer, one `NAME[:once][:kill]` a line
 (NAME: toolkit, ops, nnal, driver, firmware), injects the same failure into that package;
-with `once` the line is removed when it fires. $ASCEND_SIM_SYSROOT/etc/npu-sim/virtual
+with `once` the line is removed when it fires. The driver reads two more files there:
+`prebuilt_kernels` (kernel releases its prebuilt modules match, one a line; any other kernel
+needs dkms, gcc and the headers installed as packages, or fails the vermagic check) and
+`hot_reset` (`fail`: the install ends with exit code 2, reboot required). $ASCEND_SIM_SYSROOT/etc/npu-sim/virtual
 existing has the effect of ASCEND_SIM_VIRTUAL=1. Two more files in that directory take
 `NAME:NUMBER` lines, so a node can be given a fault without touching the caller's environment:
   slow_installer   NAME:SECONDS  as ASCEND_SIM_SLOW, for that package only
@@ -49,6 +52,9 @@ CHECKSUM_KEY = "SIM_SHA256="
 VERSION_RE = re.compile(r"^[0-9]+(\.[0-9A-Za-z]+)*$")
 # From CANN 8.5 on the 910B operator package is Ascend-cann-910b-ops; before, Ascend-cann-kernels-910b.
 OPS_RENAMED_IN = (8, 5)
+# The HDK spells x86_64 as x86-64 in its file names (Ascend-hdk-910b-npu-driver_<v>_linux-x86-64.run
+# on Huawei's download site); CANN keeps x86_64.
+HDK_FILE_ARCH = {"x86_64": "x86-64"}
 # Driver releases whose packages a driver declares compatible, as in compatible_version=.
 DRIVER_COMPAT_RELEASES = (15, 17, 18, 19, 20, 21, 23)
 
@@ -197,6 +203,7 @@ resolve_path() {
   if [ "$path_given" -eq 0 ]; then
     if [ "$uid" -ne 0 ]; then fail "a non-root user must give --install-path=DIR"; fi
     install_path="$DEFAULT_INSTALL_PATH"
+    if [ "$(type -t pkg_recorded_path)" = function ]; then install_path="$(pkg_recorded_path)"; fi
   fi
   case "$install_path" in
     /*) ;;
@@ -361,7 +368,18 @@ do_install() {
   fi
   pkg_preflight
   install_files
-  finish "$PKG_NAME $PKG_VERSION install success, the install path is $install_path" 0
+  finish_installed "$PKG_NAME $PKG_VERSION install success, the install path is $install_path"
+}
+
+# finish_installed MESSAGE: the end of an install or upgrade. A package may report that the
+# new version needs a reboot (the driver when its hot reset fails: exit code 2).
+finish_installed() {
+  local rc=0
+  if [ "$(type -t pkg_result_rc)" = function ]; then rc="$(pkg_result_rc)"; fi
+  if [ "$rc" -eq 2 ]; then
+    finish "$1; the hot reset failed, reboot the machine for it to take effect" 2
+  fi
+  finish "$1" 0
 }
 
 do_upgrade() {
@@ -380,10 +398,7 @@ do_upgrade() {
   pkg_remove "$have"
   rm -f "$install_path/sim-payload/$PKG_SHORT-$have.bin"
   install_files
-  if [ "$PKG_UPGRADE_RC" -eq 2 ]; then
-    finish "$PKG_NAME upgrade success ($have -> $PKG_VERSION), reboot the machine for it to take effect" 2
-  fi
-  finish "$PKG_NAME upgrade success ($have -> $PKG_VERSION), the install path is $install_path" 0
+  finish_installed "$PKG_NAME upgrade success ($have -> $PKG_VERSION), the install path is $install_path"
 }
 
 do_uninstall() {
@@ -660,13 +675,37 @@ pkg_remove() {
 DRIVER = r"""
 # ---------------------------------------------------------------- NPU driver
 
-# Argument rules of this package beyond the common parser; $1 is 1 with --full.
+# The driver's argument parser (driver/scripts in Huawei's open-sourced HDK) takes
+# --install-for-all and --install-path only with an install type: with --upgrade it exits 1.
 pkg_check_args() {
-  return 0
+  if [ "$action" = upgrade ] && [ "$for_all" -eq 1 ]; then
+    echo "install-for-all param need used with full/debug/run/devel."
+    exit 1
+  fi
+  if [ "$action" = upgrade ] && [ "$path_given" -eq 1 ]; then
+    echo "install-path param need used with full/debug/run/docker/devel."
+    exit 1
+  fi
+}
+
+# 0: installed and the hot reset loaded the new driver; 2: installed, the hot reset failed and
+# the node must reboot (HDK installation guide, "return codes"). The file
+# $SYSROOT/etc/npu-sim/hot_reset holding `fail` makes the reset fail, as it does while a
+# process holds a device.
+pkg_result_rc() {
+  if [ "$(cat "$SYSROOT/etc/npu-sim/hot_reset" 2>/dev/null)" = fail ]; then echo 2; else echo 0; fi
 }
 
 pkg_installed_version() {
   read_key "$install_path/driver/version.info" Version
+}
+
+# The driver records where it went in /etc/ascend_install.info; --upgrade and --uninstall,
+# which take no --install-path, find the installed driver there.
+pkg_recorded_path() {
+  local recorded
+  recorded="$(read_key "$SYSROOT/etc/ascend_install.info" Driver_Install_Path_Param)"
+  printf '%s' "${recorded:-$DEFAULT_INSTALL_PATH}"
 }
 
 check_user() {
@@ -674,27 +713,51 @@ check_user() {
   fail "user HwHiAiUser does not exist: create the HwHiAiUser group and user before installing the driver"
 }
 
-# Without kernel headers the vendor installer stops at a question; so does this one.
-check_kernel_headers() {
-  local build answer
-  build="/lib/modules/$(uname -r)/build"
-  if [ "${ASCEND_SIM_SKIP_KERNEL_CHECK:-0}" = 1 ] || [ -d "$build" ]; then return 0; fi
-  printf '[%s] [WARNING] no kernel headers in %s, the driver modules cannot be built. Continue anyway? [y/n] ' \
-    "$PKG_TAG" "$build"
-  if [ ! -t 0 ]; then
-    echo
-    fail "no answer, stdin is not a terminal: install the kernel headers of $(uname -r) and retry"
+# packages_installed NAME...: whether the package manager has every NAME installed.
+packages_installed() {
+  if command -v dpkg-query >/dev/null 2>&1; then
+    local name
+    for name in "$@"; do
+      case "$(dpkg-query -W -f='${Status}' "$name" 2>/dev/null)" in
+        'install ok installed') ;;
+        *) return 1 ;;
+      esac
+    done
+    return 0
   fi
-  read -r answer || answer=n
-  case "$answer" in
-    y | Y | yes) ;;
-    *) fail "installation cancelled" ;;
-  esac
+  if command -v rpm >/dev/null 2>&1; then
+    rpm -q "$@" >/dev/null 2>&1
+    return
+  fi
+  return 1
+}
+
+# Kernel modules: with dkms, gcc and the running kernel's headers installed as packages the
+# installer builds them with dkms; otherwise it takes its prebuilt modules, which load only on
+# the kernels the HDK release was built for, and fails the vermagic check on any other. There
+# is no prompt (HDK installation guide, "installing the driver"; driver install scripts).
+# The kernels the prebuilt modules match are listed, one a line, in
+# $SYSROOT/etc/npu-sim/prebuilt_kernels.
+check_kernel_modules() {
+  local kernel headers
+  kernel="$(uname -r)"
+  headers="linux-headers-$kernel"
+  if ! command -v dpkg-query >/dev/null 2>&1; then headers="kernel-devel-$kernel"; fi
+  if [ "${ASCEND_SIM_SKIP_KERNEL_CHECK:-0}" = 1 ]; then return 0; fi
+  if packages_installed dkms gcc "$headers"; then
+    say "[$PKG_TAG] [INFO] building the driver modules for $kernel with dkms"
+    return 0
+  fi
+  if grep -qxF "$kernel" "$SYSROOT/etc/npu-sim/prebuilt_kernels" 2>/dev/null; then
+    say "[$PKG_TAG] [INFO] using the prebuilt driver modules for $kernel"
+    return 0
+  fi
+  fail "driver vermagic check failed: the prebuilt modules do not match kernel $kernel; install dkms, gcc and $headers to build them"
 }
 
 pkg_preflight() {
   check_user
-  check_kernel_headers
+  check_kernel_modules
 }
 
 # The driver package brings npu-smi: the simulated one, with the hardware it reports
@@ -722,6 +785,7 @@ pkg_records() {
     set_key "$file" Driver_Install_Mode normal
     set_key "$file" Driver_Install_Status complete
   done < <(record_files ascend_install.info ascend_install.info)
+  set_key "$SYSROOT/etc/ascend_install.info" Driver_Install_Path_Param "$install_path"
   printf '%s' "$PKG_VERSION_INFO" >"$install_path/driver/version.info"
 }
 
@@ -798,15 +862,16 @@ class Package:
     arch: str  # empty for firmware, which is architecture independent
     body: str
     full_flag: bool = False
-    upgrade_rc: int = 0
     refuse_downgrade: bool = False
     # The log under /var/log/ascend_seclog: one per CANN package, the driver's for the HDK.
     log: str = "ascend_install.log"
     extra: tuple[tuple[str, str], ...] = ()
+    # The architecture as the file name spells it, when it differs (the HDK's x86-64).
+    file_arch: str = ""
 
     @property
     def filename(self) -> str:
-        suffix = f"_linux-{self.arch}" if self.arch else ""
+        suffix = f"_linux-{self.file_arch or self.arch}" if self.arch else ""
         return f"{self.name}_{self.version}{suffix}.run"
 
 
@@ -869,21 +934,25 @@ def cann_packages(version: str, arch: str) -> list[Package]:
     ]
 
 
-def all_packages(arch: str, cann_versions: list[str], driver: str, firmware: str) -> list[Package]:
-    packages = [
-        Package(
-            "driver",
-            "Ascend-hdk-910b-npu-driver",
-            "Driver",
-            driver,
-            arch,
-            DRIVER,
-            full_flag=True,
-            upgrade_rc=2,
-            extra=(("PKG_VERSION_INFO", driver_version_info(driver)), ("PKG_NPU_SMI", NPU_SMI.read_text())),
-        ),
-        Package("firmware", "Ascend-hdk-910b-npu-firmware", "Firmware", firmware, "", FIRMWARE, full_flag=True),
-    ]
+def driver_package(version: str, arch: str) -> Package:
+    return Package(
+        "driver",
+        "Ascend-hdk-910b-npu-driver",
+        "Driver",
+        version,
+        arch,
+        DRIVER,
+        full_flag=True,
+        file_arch=HDK_FILE_ARCH.get(arch, arch),
+        extra=(("PKG_VERSION_INFO", driver_version_info(version)), ("PKG_NPU_SMI", NPU_SMI.read_text())),
+    )
+
+
+def all_packages(arch: str, cann_versions: list[str], drivers: list[str], firmware: str) -> list[Package]:
+    packages = [driver_package(version, arch) for version in dict.fromkeys(drivers)]
+    packages.append(
+        Package("firmware", "Ascend-hdk-910b-npu-firmware", "Firmware", firmware, "", FIRMWARE, full_flag=True)
+    )
     for version in dict.fromkeys(cann_versions):
         packages.extend(cann_packages(version, arch))
     return packages
@@ -897,7 +966,6 @@ def header(pkg: Package) -> str:
         ("PKG_VERSION", pkg.version),
         ("PKG_ARCH", pkg.arch),
         ("PKG_FULL_FLAG", "yes" if pkg.full_flag else "no"),
-        ("PKG_UPGRADE_RC", str(pkg.upgrade_rc)),
         ("PKG_REFUSE_DOWNGRADE", "yes" if pkg.refuse_downgrade else "no"),
         ("PKG_LOG", pkg.log),
         *pkg.extra,
@@ -944,7 +1012,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--cann-version", type=version_arg, default="9.0.0")
     parser.add_argument("--driver-version", type=version_arg, default="25.5.1")
-    parser.add_argument("--firmware-version", type=version_arg, default="7.8.0.2.212")
+    parser.add_argument("--firmware-version", type=version_arg, default="7.8.0.6.201")
+    parser.add_argument(
+        "--extra-driver-version",
+        type=version_arg,
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="VERSION",
+        help="more driver versions to generate, e.g. 25.3.rc1 for upgrade tests",
+    )
     parser.add_argument(
         "--extra-cann-version",
         type=version_arg,
@@ -965,7 +1042,10 @@ def main(argv: list[str] | None = None) -> int:
     dest: Path = args.dest
     dest.mkdir(parents=True, exist_ok=True)
     packages = all_packages(
-        args.arch, [args.cann_version, *args.extra_cann_version], args.driver_version, args.firmware_version
+        args.arch,
+        [args.cann_version, *args.extra_cann_version],
+        [args.driver_version, *args.extra_driver_version],
+        args.firmware_version,
     )
     for pkg in packages:
         written = write_if_changed(dest / pkg.filename, render(pkg).encode(), 0o755)

@@ -290,7 +290,7 @@ def simulated_node(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env.update(ASCEND_SIM_SYSROOT=str(base / "sysroot"), ASCEND_SIM_SKIP_KERNEL_CHECK="1",
                ASCEND_SIM_USER_CHECK="0")
     target = f"--install-path={root}"
-    run_installer(art / f"Ascend-hdk-910b-npu-driver_{DRIVER}_linux-{ARCH}.run", "--full", "--quiet", target, env=env)
+    run_installer(art / f"Ascend-hdk-910b-npu-driver_{DRIVER}_linux-{ARCH.replace('x86_64', 'x86-64')}.run", "--full", "--quiet", target, env=env)
     run_installer(art / f"Ascend-cann-toolkit_{CANN}_linux-{ARCH}.run", "--install", "--quiet", target, env=env)
     run_installer(art / f"Ascend-cann-910b-ops_{CANN}_linux-{ARCH}.run", "--install", "--quiet", target, env=env)
     run_installer(art / f"Ascend-cann-nnal_{CANN}_linux-{ARCH}.run", "--install", "--quiet", target, env=env,

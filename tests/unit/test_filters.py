@@ -29,8 +29,7 @@ SUM_C = "f" * 64
 
 @pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
 @pytest.mark.parametrize("kind, version, expected", [
-    ("driver", "25.5.1", "Ascend-hdk-910b-npu-driver_25.5.1_linux-{arch}.run"),
-    ("firmware", "7.8.0.2.212", "Ascend-hdk-910b-npu-firmware_7.8.0.2.212.run"),
+    ("firmware", "7.8.0.6.201", "Ascend-hdk-910b-npu-firmware_7.8.0.6.201.run"),
     ("toolkit", "9.0.0", "Ascend-cann-toolkit_9.0.0_linux-{arch}.run"),
     ("ops", "9.0.0", "Ascend-cann-910b-ops_9.0.0_linux-{arch}.run"),
     ("ops", "8.5.0", "Ascend-cann-910b-ops_8.5.0_linux-{arch}.run"),
@@ -38,6 +37,24 @@ SUM_C = "f" * 64
 ])
 def test_ascend_package_names(kind: str, version: str, expected: str, arch: str) -> None:
     assert ascend_package(kind, version, arch) == expected.format(arch=arch)
+
+
+@pytest.mark.parametrize("version, arch, expected", [
+    # The HDK writes x86 as x86-64 and release candidates in lower case, as its files are named.
+    ("25.5.1", "aarch64", "Ascend-hdk-910b-npu-driver_25.5.1_linux-aarch64.run"),
+    ("25.5.1", "x86_64", "Ascend-hdk-910b-npu-driver_25.5.1_linux-x86-64.run"),
+    ("26.0.RC1", "aarch64", "Ascend-hdk-910b-npu-driver_26.0.rc1_linux-aarch64.run"),
+    ("26.0.rc1", "x86_64", "Ascend-hdk-910b-npu-driver_26.0.rc1_linux-x86-64.run"),
+])
+def test_driver_names_as_the_vendor_does(version: str, arch: str, expected: str) -> None:
+    assert ascend_package("driver", version, arch) == expected
+
+
+def test_versions_compare_case_insensitively() -> None:
+    assert ascend.package_action("26.0.rc1", "26.0.RC1") == "none"
+    assert ascend.same_version("26.0.RC1", "26.0.rc1") and not ascend.same_version(None, "26.0.rc1")
+    assert ascend.package_action("25.5.1", "26.0.RC1") == "upgrade"
+    assert ascend.package_action("26.0.rc1", "26.0.0") == "upgrade"
 
 
 @pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
@@ -71,7 +88,7 @@ def test_ops_name_agrees_with_simulated_artifacts(generator, version: str) -> No
 
 
 def test_firmware_name_has_no_arch() -> None:
-    assert ascend_package("firmware", "7.8.0.2.212", "x86_64") == ascend_package("firmware", "7.8.0.2.212", "aarch64")
+    assert ascend_package("firmware", "7.8.0.6.201", "x86_64") == ascend_package("firmware", "7.8.0.6.201", "aarch64")
 
 
 @pytest.mark.parametrize("kind", ["kernels", "Driver", "", "toolkit "])
@@ -84,10 +101,10 @@ def test_ascend_package_unknown_kind(kind: str) -> None:
 
 
 def test_ascend_packages_in_install_order() -> None:
-    plan = {"nnal": "9.0.0", "ops": "9.0.0", "toolkit": "9.0.0", "firmware": "7.8.0.2.212", "driver": "25.5.1"}
+    plan = {"nnal": "9.0.0", "ops": "9.0.0", "toolkit": "9.0.0", "firmware": "7.8.0.6.201", "driver": "25.5.1"}
     assert ascend_packages(plan, "aarch64") == [
         "Ascend-hdk-910b-npu-driver_25.5.1_linux-aarch64.run",
-        "Ascend-hdk-910b-npu-firmware_7.8.0.2.212.run",
+        "Ascend-hdk-910b-npu-firmware_7.8.0.6.201.run",
         "Ascend-cann-toolkit_9.0.0_linux-aarch64.run",
         "Ascend-cann-910b-ops_9.0.0_linux-aarch64.run",
         "Ascend-cann-nnal_9.0.0_linux-aarch64.run",
@@ -105,7 +122,7 @@ def test_ascend_packages_subset_and_empty() -> None:
 def test_ascend_packages_accepts_pending_entries() -> None:
     plan = {"toolkit": {"action": "upgrade", "from": "8.5.0", "to": "9.0.0"}, "driver": "25.5.1"}
     assert ascend_packages(plan, "x86_64") == [
-        "Ascend-hdk-910b-npu-driver_25.5.1_linux-x86_64.run",
+        "Ascend-hdk-910b-npu-driver_25.5.1_linux-x86-64.run",
         "Ascend-cann-toolkit_9.0.0_linux-x86_64.run",
     ]
 
@@ -119,10 +136,10 @@ def test_ascend_packages_unknown_kind() -> None:
 
 
 def test_parse_sha256sums_text_and_binary_format() -> None:
-    text = f"{SUM_A}  Ascend-cann-toolkit_9.0.0_linux-x86_64.run\n{SUM_B} *Ascend-hdk-910b-npu-firmware_7.8.0.2.212.run\n"
+    text = f"{SUM_A}  Ascend-cann-toolkit_9.0.0_linux-x86_64.run\n{SUM_B} *Ascend-hdk-910b-npu-firmware_7.8.0.6.201.run\n"
     assert parse_sha256sums(text) == {
         "Ascend-cann-toolkit_9.0.0_linux-x86_64.run": SUM_A,
-        "Ascend-hdk-910b-npu-firmware_7.8.0.2.212.run": SUM_B,
+        "Ascend-hdk-910b-npu-firmware_7.8.0.6.201.run": SUM_B,
     }
 
 

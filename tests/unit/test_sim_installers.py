@@ -22,7 +22,7 @@ CANN = "9.0.0"
 OLD_CANN = "8.5.0"
 OLDEST_CANN = "8.3.0"
 DRIVER = "25.5.1"
-NEWER_DRIVER = "25.6.0"
+NEWER_DRIVER = "26.0.rc1"
 FIRMWARE = "7.8.0.6.201"
 
 pytestmark = pytest.mark.skipif(ARCH not in ("x86_64", "aarch64"), reason="no Ascend packages for this machine")
@@ -47,7 +47,8 @@ def nnal(version: str = CANN) -> str:
 
 
 def driver(version: str = DRIVER) -> str:
-    return f"Ascend-hdk-910b-npu-driver_{version}_linux-{ARCH}.run"
+    """The HDK spells x86_64 as x86-64 in its file names."""
+    return f"Ascend-hdk-910b-npu-driver_{version}_linux-{ARCH.replace('x86_64', 'x86-64')}.run"
 
 
 FIRMWARE_RUN = f"Ascend-hdk-910b-npu-firmware_{FIRMWARE}.run"
@@ -441,7 +442,8 @@ def test_unknown_fail_stage_is_rejected(node: Node) -> None:
 # ---------------------------------------------------------------- driver and firmware
 
 
-def test_driver_fresh_install_then_upgrade_asks_for_reboot(node: Node, newer_driver: Path) -> None:
+@pytest.mark.skipif(os.geteuid() != 0, reason="an upgrade without --install-path needs root")
+def test_driver_fresh_install_then_upgrade(node: Node, newer_driver: Path) -> None:
     node.ok(driver(), "--full", "--install-for-all", "--quiet", "--nox11")
     version = info(node.path / "driver" / "version.info")
     assert version["Version"] == version["package_version"] == DRIVER
@@ -452,20 +454,62 @@ def test_driver_fresh_install_then_upgrade_asks_for_reboot(node: Node, newer_dri
     assert record["Driver_Install_Type"] == "full" and record["Driver_Install_For_All"] == "yes"
     node.ok(driver(), "--full", "--quiet")
     node.artifacts = newer_driver
-    node.ok(driver(NEWER_DRIVER), "--upgrade", "--quiet", rc=2)
+    # A hot reset that works loads the new driver at once: exit code 0, no reboot. The upgrade
+    # finds the driver's path in /etc/ascend_install.info: it takes no --install-path.
+    res = node.run(driver(NEWER_DRIVER), "--upgrade", "--quiet", "--nox11", path=False)
+    assert res.returncode == 0, res.stdout
     assert info(node.path / "driver" / "version.info")["Version"] == NEWER_DRIVER
     node.ok(driver(NEWER_DRIVER), "--uninstall")
     assert not (node.path / "driver").exists()
     assert "Driver_Install_Type" not in info(node.path / "ascend_install.info")
 
 
-def test_driver_checks_user_and_kernel_headers(node: Node) -> None:
+def test_driver_upgrade_refuses_install_for_all_and_install_path(node: Node, newer_driver: Path) -> None:
+    """The driver's argument parser: these two go with an install type only, never --upgrade."""
+    node.ok(driver(), "--full", "--install-for-all", "--quiet")
+    node.artifacts = newer_driver
+    res = node.run(driver(NEWER_DRIVER), "--upgrade", "--install-for-all", "--quiet", path=False)
+    assert res.returncode == 1 and res.stdout.strip().endswith("install-for-all param need used with full/debug/run/devel.")
+    res = node.run(driver(NEWER_DRIVER), "--upgrade", "--quiet")  # adds --install-path
+    assert res.returncode == 1 and "install-path param need used with full/debug/run/docker/devel." in res.stdout
+    assert info(node.path / "driver" / "version.info")["Version"] == DRIVER
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="an upgrade without --install-path needs root")
+def test_driver_exit_code_2_when_the_hot_reset_fails(node: Node, newer_driver: Path) -> None:
+    (node.sysroot / "etc" / "npu-sim").mkdir(parents=True)
+    (node.sysroot / "etc" / "npu-sim" / "hot_reset").write_text("fail\n")
+    assert "reboot the machine" in node.ok(driver(), "--full", "--quiet", rc=2)
+    node.artifacts = newer_driver
+    res = node.run(driver(NEWER_DRIVER), "--upgrade", "--quiet", path=False)
+    assert res.returncode == 2 and "reboot the machine" in res.stdout
+    (node.sysroot / "etc" / "npu-sim" / "hot_reset").write_text("ok\n")
+    assert node.run(driver(NEWER_DRIVER), "--upgrade", "--quiet", path=False).returncode == 0
+
+
+def test_driver_checks_user(node: Node) -> None:
     res = node.run(driver(), "--full", env={"ASCEND_SIM_USER_CHECK": "1"})
     has_user = subprocess.run(["id", "HwHiAiUser"], capture_output=True).returncode == 0
     assert (res.returncode == 0) == has_user
-    if not Path(f"/lib/modules/{os.uname().release}/build").is_dir():
-        res = node.run(driver(), "--full", env={"ASCEND_SIM_SKIP_KERNEL_CHECK": "0"})
-        assert res.returncode == 1 and "[y/n]" in res.stdout
+
+
+def test_driver_vermagic_without_dkms_on_an_unsupported_kernel(node: Node) -> None:
+    """No prompt: prebuilt modules for a listed kernel, dkms when installed, else vermagic fails."""
+    knobs = node.sysroot / "etc" / "npu-sim"
+    knobs.mkdir(parents=True)
+    check = {"ASCEND_SIM_SKIP_KERNEL_CHECK": "0"}
+    dkms_ready = subprocess.run(
+        ["sh", "-c", f"dpkg-query -W -f='${{Status}}\\n' dkms gcc linux-headers-{os.uname().release} 2>/dev/null"
+         " | grep -c 'install ok installed'"], capture_output=True, text=True).stdout.strip() == "3"
+    res = node.run(driver(), "--full", "--quiet", env=check)
+    if dkms_ready:
+        assert res.returncode == 0
+        return
+    assert res.returncode == 1 and "driver vermagic check failed" in res.stdout
+    assert not (node.path / "driver" / "version.info").exists()
+    assert "[y/n]" not in res.stdout
+    (knobs / "prebuilt_kernels").write_text(f"5.15.0-1-generic\n{os.uname().release}\n")
+    assert "prebuilt driver modules" in node.ok(driver(), "--full", env=check)
 
 
 def test_firmware(node: Node) -> None:

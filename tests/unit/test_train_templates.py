@@ -49,6 +49,7 @@ def node(tmp_path: Path) -> dict:
         "train_launcher": "/env/bin/gr00t_npu_launch.py", "train_entry_point": "gr00t/experiment/launch_finetune.py",
         "train_warmup_steps": 2, "__train_log_tool": str(REPO / "plugins" / "module_utils" / "train_log.py"),
         "train_cann_set_env": str(set_env), "train_nnal_set_env": str(tmp_path / "absent.sh"),
+        "train_nnal_cxx_abi": 1,
         "__train_site_packages": "/env/lib/python3.10/site-packages", "__train_visible_devices": list(range(8)),
         "train_hccl_socket_ifname": "", "__train_node_addr": "10.0.0.1", "train_hccl_connect_timeout": 1200,
         "train_hccl_exec_timeout": 1800, "train_hccl_buffsize": 200, "train_task_queue_enable": 2,
@@ -103,3 +104,14 @@ def test_environment_file(tmp_path: Path, node: dict) -> None:
     node["train_hccl_socket_ifname"] = "enp189s0f0"
     assert "export HCCL_SOCKET_IFNAME=enp189s0f0" in render("train_env.sh.j2", node)
     assert "HCCL_IF_IP" not in render("train_env.sh.j2", node)
+
+
+def test_environment_file_sources_nnal_with_the_abi(tmp_path: Path, node: dict) -> None:
+    """Without --cxx_abi= nnal's set_env.sh guesses the ABI with the first python3 on PATH."""
+    nnal = tmp_path / "nnal_set_env.sh"
+    nnal.write_text('export ATB_ARGS="$*"\n')
+    node["train_nnal_set_env"] = str(nnal)
+    (tmp_path / "env.sh").write_text(render("train_env.sh.j2", node))
+    res = subprocess.run(["bash", "-euo", "pipefail", "-c", 'source "$0"; echo "$ATB_ARGS"', str(tmp_path / "env.sh")],
+                         capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == "--cxx_abi=1"
