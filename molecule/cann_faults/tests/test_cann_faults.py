@@ -29,5 +29,18 @@ def test_upgrade_replaced_the_toolkit_and_reinstalled_ops(host):
         pytest.skip("other fault")
     assert host.file(f"{ROOT}/cann").linked_to == f"{ROOT}/cann-9.0.0"
     assert not host.file(f"{ROOT}/cann-8.5.0").exists
-    assert "version=9.0.0" in host.file(f"{ROOT}/cann-9.0.0/opp/ascend910b_ops_install.info").content_string
-    assert "version=9.0.0" in host.file(f"{ROOT}/nnal/atb/9.0.0/ascend_nnal_install.info").content_string
+    arch = host.system_info.arch
+    assert "version=9.0.0" in host.file(f"{ROOT}/cann-9.0.0/{arch}-linux/ascend_ops_install.info").content_string
+    assert "Ascend-cann-atb : 9.0.0" in host.file(f"{ROOT}/nnal/atb/latest/version.info").content_string
+    # nnal was uninstalled before the new one went in: no tree of 8.5.0 is left beside it.
+    assert not host.file(f"{ROOT}/nnal/atb/8.5.0").exists
+
+
+def test_driver_upgraded_with_upgrade_alone_and_reboot_pending(host):
+    if fault(host) != "driver-upgrade":
+        pytest.skip("other fault")
+    assert "Version=25.5.1" in host.file(f"{ROOT}/driver/version.info").content_string
+    log = host.file("/var/log/ascend_seclog/ascend_install.log").content_string
+    assert "--upgrade" in log and "param need used with" not in log
+    marker = host.file("/var/lib/ascendops/npu_driver_reboot_pending.json").content_string
+    assert '"driver": "25.5.1"' in marker
