@@ -22,25 +22,15 @@ import os
 from typing import Dict, List, Optional
 
 
-def read_key(path: str, key: str) -> Optional[str]:
-    """Value of `key=value` (key case-insensitive) in a small record file, or None."""
+def read_key(path: str, key: str, separator: str = "=") -> Optional[str]:
+    """Value of `key=value` (key case-insensitive) in a small record file, or None.
+
+    nnal's version.info separates with a colon: `Ascend-cann-atb : 9.0.0`.
+    """
     try:
         with open(path, "r", errors="replace") as handle:
             for line in handle:
-                name, sep, value = line.partition("=")
-                if sep and name.strip().lower() == key.lower():
-                    return value.strip() or None
-    except (IOError, OSError):
-        return None
-    return None
-
-
-def read_colon_key(path: str, key: str) -> Optional[str]:
-    """Value of a `key : value` line (nnal's version.info), or None."""
-    try:
-        with open(path, "r", errors="replace") as handle:
-            for line in handle:
-                name, sep, value = line.partition(":")
+                name, sep, value = line.partition(separator)
                 if sep and name.strip().lower() == key.lower():
                     return value.strip() or None
     except (IOError, OSError):
@@ -90,7 +80,7 @@ def nnal_dirs(root: str) -> List[str]:
 
 
 def nnal_version(directory: str) -> Optional[str]:
-    return read_colon_key(os.path.join(directory, "version.info"), NNAL_VERSION_KEY)
+    return read_key(os.path.join(directory, "version.info"), NNAL_VERSION_KEY, ":")
 
 
 def nnal_versions(root: str) -> List[str]:

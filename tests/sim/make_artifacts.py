@@ -1013,24 +1013,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--cann-version", type=version_arg, default="9.0.0")
     parser.add_argument("--driver-version", type=version_arg, default="25.5.1")
     parser.add_argument("--firmware-version", type=version_arg, default="7.8.0.6.201")
-    parser.add_argument(
-        "--extra-driver-version",
-        type=version_arg,
-        action="extend",
-        nargs="+",
-        default=[],
-        metavar="VERSION",
-        help="more driver versions to generate, e.g. 25.3.rc1 for upgrade tests",
-    )
-    parser.add_argument(
-        "--extra-cann-version",
-        type=version_arg,
-        action="extend",
-        nargs="+",
-        default=[],
-        metavar="VERSION",
-        help="more CANN versions to generate, e.g. 8.5.0",
-    )
+    for kind, example in (("driver", "25.3.rc1, for upgrade tests"), ("cann", "8.5.0")):
+        parser.add_argument(
+            f"--extra-{kind}-version",
+            type=version_arg,
+            action="extend",
+            nargs="+",
+            default=[],
+            metavar="VERSION",
+            help=f"more {kind.upper() if kind == 'cann' else kind} versions to generate, e.g. {example}",
+        )
     args = parser.parse_args(argv)
     if args.arch not in ARCHES:
         parser.error(f"--arch must be one of {', '.join(ARCHES)}, got {args.arch!r}")

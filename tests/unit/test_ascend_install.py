@@ -259,12 +259,12 @@ def test_records_that_do_not_exist_on_real_nodes_are_not_read(tmp_path: Path) ->
     assert facts["ops_version"] == CANN and facts["nnal_installed"] == [CANN] and facts["nnal_partial"] == []
 
 
-def test_read_colon_key(tmp_path: Path) -> None:
+def test_read_key_with_a_colon(tmp_path: Path) -> None:
     record = write(tmp_path / "version.info", "Ascend-cann-atb : 9.0.0\nAscend-cann-atb Version : 9.0.0.B120\n")
-    assert ascend_install.read_colon_key(str(record), "Ascend-cann-atb") == "9.0.0"
-    assert ascend_install.read_colon_key(str(record), "ascend-cann-atb version") == "9.0.0.B120"
-    assert ascend_install.read_colon_key(str(record), "missing") is None
-    assert ascend_install.read_colon_key(str(tmp_path / "absent"), "Ascend-cann-atb") is None
+    assert ascend_install.read_key(str(record), "Ascend-cann-atb", ":") == "9.0.0"
+    assert ascend_install.read_key(str(record), "ascend-cann-atb version", ":") == "9.0.0.B120"
+    assert ascend_install.read_key(str(record), "missing", ":") is None
+    assert ascend_install.read_key(str(tmp_path / "absent"), "Ascend-cann-atb", ":") is None
 
 
 # ---------------------------------------------------------------- simulated installers
