@@ -31,11 +31,14 @@ BOARD_FIELDS = {
     "pci_device_id": "PCI Device ID",
 }
 
+# DCMI error codes of npu-smi (Huawei npu-smi command reference, "error codes").
 ERROR_HINTS = {
-    -8005: "error -8005 means the device is not ready or in a bad state: restart the device "
-           "(npu-smi set -t reset -i <id> -c 0) or reboot the node, then check `dmesg`",
-    -8020: "error -8020 means the device is busy, used by another process: stop the process "
-           "holding it (`fuser -v /dev/davinci*` shows it), then retry",
+    -8005: "error -8005 is an internal error of the device driver: restart the device driver "
+           "(npu-smi set -t reset -i <id> -c 0) or reboot the node, then check `dmesg | grep -i davinci`",
+    -8012: "error -8012 means the device is not ready (still starting after a boot or reset): "
+           "wait a minute and retry; reboot the node if it stays",
+    -8020: "error -8020 means the device is used by another process (dcmi model initialized "
+           "failed): stop the process holding it (`fuser -v /dev/davinci*` shows it), then retry",
 }
 
 
@@ -88,7 +91,7 @@ def nth(tokens: list[str], index: int) -> str | None:
 
 def is_device_row(cells: list[str]) -> bool:
     """``| <id> <name> | <health> | <power> <temp> ... |``"""
-    return len(cells) == 3 and bool(_DEVICE_CELL.match(cells[0]))
+    return len(cells) == 3 and bool(_DEVICE_CELL.match(cells[0])) and not PCI_BUS_ID.match(cells[1])
 
 
 def is_chip_row(cells: list[str]) -> bool:
@@ -96,24 +99,49 @@ def is_chip_row(cells: list[str]) -> bool:
     return len(cells) == 3 and bool(_CHIP_CELL.match(cells[0])) and bool(PCI_BUS_ID.match(cells[1]))
 
 
-def device_from_rows(device: list[str], chip: list[str]) -> dict:
-    """One NPU from its device row and the chip row below it."""
-    npu_id, name = _DEVICE_CELL.match(device[0]).groups()
-    power_temp = metric_tokens(device[2])
+def chip_from_row(chip: list[str]) -> dict:
+    """One chip from its row: ``| <chip> [<phy id>] | <bus id> | <aicore> <memory> <hbm> |``."""
     chip_metrics = metric_tokens(chip[2])
     hbm_used, hbm_total = usage_pair(nth(chip_metrics, 2))
     return {
-        "id": int(npu_id),
-        "name": name,
-        "health": device[1],
-        "bus_id": chip[1],
         "chip": int(_CHIP_CELL.match(chip[0]).group(1)),
-        "power_w": to_float(nth(power_temp, 0)),
-        "temp_c": to_int(nth(power_temp, 1)),
+        "bus_id": chip[1],
         "aicore_pct": to_int(nth(chip_metrics, 0)),
         "hbm_used_mb": hbm_used,
         "hbm_total_mb": hbm_total,
     }
+
+
+def device_from_rows(device: list[str], chips: list[list[str]]) -> dict:
+    """One NPU from its device row and every chip row below it (one on a 910B server, two on
+    an Atlas A3). The per-chip values of the first chip stay at the top level."""
+    npu_id, name = _DEVICE_CELL.match(device[0]).groups()
+    power_temp = metric_tokens(device[2])
+    chip_list = [chip_from_row(chip) for chip in chips]
+    first = chip_list[0]
+    return {
+        "id": int(npu_id),
+        "name": name,
+        "health": device[1],
+        "bus_id": first["bus_id"],
+        "chip": first["chip"],
+        "power_w": to_float(nth(power_temp, 0)),
+        "temp_c": to_int(nth(power_temp, 1)),
+        "aicore_pct": first["aicore_pct"],
+        "hbm_used_mb": first["hbm_used_mb"],
+        "hbm_total_mb": first["hbm_total_mb"],
+        "chips": chip_list,
+    }
+
+
+def chip_rows_after(rows: list[list[str]], index: int) -> list[list[str]]:
+    """The chip rows that directly follow the device row at `index`."""
+    chips = []
+    for cells in rows[index + 1:]:
+        if not is_chip_row(cells):
+            break
+        chips.append(cells)
+    return chips
 
 
 def title_version(rows: list[list[str]]) -> str | None:
@@ -132,8 +160,11 @@ def has_column_header(rows: list[list[str]]) -> bool:
 def parse_info(text: str) -> dict:
     """Parse ``npu-smi info`` into its version, device count and devices sorted by id.
 
-    A device is a row ``<id> <name> | <health> | ...`` directly followed by a chip row
-    whose second cell is a PCI bus id; the process table that follows never matches.
+    A device is a row ``<id> <name> | <health> | ...`` directly followed by one chip row per
+    chip (a second cell with a PCI bus id): one on a 910B server, two on an Atlas A3, whose
+    chips are listed under the device and never counted as NPUs. The process table that
+    follows never matches, also with an empty process name, and lines outside the table (a
+    trailing ``[WARNING] ...``) are not rows.
     """
     rows = table_rows(text)
     version = title_version(rows)
@@ -143,9 +174,9 @@ def parse_info(text: str) -> dict:
             "nor the 'NPU Name | Health' column header"
         )
     devices = [
-        device_from_rows(cells, rows[index + 1])
-        for index, cells in enumerate(rows[:-1])
-        if is_device_row(cells) and is_chip_row(rows[index + 1])
+        device_from_rows(cells, chip_rows_after(rows, index))
+        for index, cells in enumerate(rows)
+        if is_device_row(cells) and chip_rows_after(rows, index)
     ]
     devices.sort(key=lambda device: device["id"])
     return {"npu_smi_version": version, "count": len(devices), "devices": devices}

@@ -11,11 +11,13 @@ short_description: Gather facts about the Ascend NPUs of a node with npu-smi
 version_added: "0.1.0"
 description:
   - Runs C(npu-smi info) and returns the NPU count, the npu-smi version and, per device,
-    its name, health, PCI bus id, power, temperature, AI Core usage and HBM usage.
+    its name, health, PCI bus id, power, temperature, AI Core usage and HBM usage, and its
+    chips (one on a 910B server, two on an Atlas A3; the NPU count counts NPUs, not chips).
   - With O(board=true) it also runs C(npu-smi info -t board -i <id>) for every device and
     adds the driver (software) version, the firmware version and their compatibility.
   - Fails with the tool's own message and a hint when npu-smi is missing or reports an
-    error such as C(-8005) (device not ready) or C(-8020) (device busy).
+    error (C(-8005) an internal error, restart the device driver or reboot; C(-8012) the device
+    is not ready; C(-8020) the device is used by another process).
 author:
   - ascendops.gr00t maintainers
 options:
@@ -149,6 +151,11 @@ ansible_facts:
               description: HBM size, in MB; null when npu-smi prints none.
               type: int
               sample: 65536
+            chips:
+              description: Every chip of the NPU, the first one's values also at the top level.
+              type: list
+              elements: dict
+              sample: [{"chip": 0, "bus_id": "0000:C1:00.0", "aicore_pct": 0, "hbm_used_mb": 3318, "hbm_total_mb": 65536}]
             software_version:
               description: Driver version from the board information.
               type: str
@@ -158,7 +165,7 @@ ansible_facts:
               description: Firmware version from the board information.
               type: str
               returned: when O(board=true)
-              sample: 7.8.0.2.212
+              sample: 7.8.0.6.201
             compatibility:
               description: Whether driver and firmware match, from the board information.
               type: str

@@ -141,6 +141,7 @@ def test_eight_devices() -> None:
         "aicore_pct": 0,
         "hbm_used_mb": 3318,
         "hbm_total_mb": 65536,
+        "chips": [{"chip": 0, "bus_id": "0000:C1:00.0", "aicore_pct": 0, "hbm_used_mb": 3318, "hbm_total_mb": 65536}],
     }
 
 
@@ -303,7 +304,50 @@ def test_hint_for_device_not_ready() -> None:
 def test_hint_for_busy_device() -> None:
     hint = error_hint(1, "", "dcmi get device health failed. ret is -8020\n")
     assert "ret is -8020" in hint
-    assert "busy" in hint and "another process" in hint
+    assert "used by another process" in hint and "fuser -v /dev/davinci*" in hint
+
+
+def test_hints_say_what_each_code_means() -> None:
+    """-8005 internal error, -8012 not ready, -8020 device used (npu-smi error codes)."""
+    assert "internal error" in error_hint(255, "ret is -8005", "")
+    assert "not ready" not in error_hint(255, "ret is -8005", "")
+    assert "not ready" in error_hint(255, "dcmi get device info failed. ret is -8012", "")
+    assert "used by another process" in error_hint(255, "ret is -8020", "")
+
+
+def test_trailing_warning_and_empty_process_name() -> None:
+    text = INFO_8.replace(
+        "| No running processes found in NPU 0                                                            |",
+        "| 0       0                 | 2451          |                          | 63                      |",
+    ) + "[WARNING] The process information of some processes cannot be obtained.\n"
+    info = parse_info(text)
+    assert info["count"] == 8 and [device["id"] for device in info["devices"]] == list(range(8))
+
+
+# An Atlas A3 table: two chips a device, the chip column carries the physical id as well.
+INFO_A3 = """\
++------------------------------------------------------------------------------------------------+
+| npu-smi 25.2.0                   Version: 25.2.0                                               |
++---------------------------+---------------+----------------------------------------------------+
+| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|
+| Chip  Phy-ID              | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |
++===========================+===============+====================================================+
+| 0     Ascend910           | OK            | 183.2       39                0    / 0             |
+| 0     0                   | 0000:9D:00.0  | 0           0    / 0          3376 / 65536         |
+| 1     1                   | 0000:9F:00.0  | 0           0    / 0          3139 / 65536         |
++===========================+===============+====================================================+
+| 1     Ascend910           | OK            | 177.9       38                0    / 0             |
+| 0     2                   | 0000:99:00.0  | 0           0    / 0          3374 / 65536         |
+| 1     3                   | 0000:9B:00.0  | 0           0    / 0          3140 / 65536         |
++===========================+===============+====================================================+
+"""
+
+
+def test_a3_table_is_parsed_per_chip_and_not_double_counted() -> None:
+    info = parse_info(INFO_A3)
+    assert info["count"] == 2 and [device["id"] for device in info["devices"]] == [0, 1]
+    assert [chip["bus_id"] for chip in info["devices"][1]["chips"]] == ["0000:99:00.0", "0000:9B:00.0"]
+    assert [chip["hbm_used_mb"] for chip in info["devices"][0]["chips"]] == [3376, 3139]
 
 
 def test_unknown_code_gives_message_and_rc() -> None:
@@ -412,3 +456,39 @@ def test_sim_usage(npu_smi_sim: Path, sim_state, args: list[str]) -> None:
     result = run_sim(npu_smi_sim, *args)
     assert result.returncode == 1
     assert "SIMULATED" in result.stdout.splitlines()[0]
+
+
+def test_sim_list_prints_id_and_chip_count_only(npu_smi_sim: Path, sim_state) -> None:
+    sim_state(None)
+    out = run_sim(npu_smi_sim, "info", "-l").stdout
+    assert "Product Name" not in out and "Serial Number" not in out
+    assert out.count("NPU ID") == 8
+
+
+@pytest.mark.parametrize("code, words", [(-8005, "internal error"), (-8012, "not ready"), (-8020, "device is used")])
+def test_sim_failure_messages_per_code(npu_smi_sim: Path, sim_state, code: int, words: str) -> None:
+    sim_state({"fail": {"code": code}})
+    result = run_sim(npu_smi_sim, "info")
+    assert result.returncode == 255 and words in result.stdout and f"ret is {code}" in result.stdout
+
+
+def test_sim_real_quirks_parse(npu_smi_sim: Path, sim_state) -> None:
+    sim_state({
+        "npu_smi_version": "26.0.rc2",
+        "trailing_warning": "The process information of some processes cannot be obtained.",
+        "processes": [{"npu": 1, "pid": 2451, "name": "", "mem_mb": 63}],
+    })
+    result = run_sim(npu_smi_sim, "info")
+    assert result.stdout.rstrip().splitlines()[-1].startswith("[WARNING]")
+    info = parse_info(result.stdout)
+    assert info["npu_smi_version"] == "26.0.rc2" and info["count"] == 8
+
+
+def test_sim_a3_table_per_chip(npu_smi_sim: Path, sim_state) -> None:
+    sim_state({"chips_per_npu": 2, "devices": [sim_device(0), sim_device(1)]})
+    result = run_sim(npu_smi_sim, "info")
+    assert "Chip  Phy-ID" in result.stdout
+    info = parse_info(result.stdout)
+    assert info["count"] == 2
+    assert [len(device["chips"]) for device in info["devices"]] == [2, 2]
+    assert info["devices"][0]["chips"][1]["bus_id"] == "0000:C3:00.0"
