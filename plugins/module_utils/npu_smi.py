@@ -31,15 +31,22 @@ BOARD_FIELDS = {
     "pci_device_id": "PCI Device ID",
 }
 
-# DCMI error codes of npu-smi (Huawei npu-smi command reference, "error codes").
+# DCMI error codes of npu-smi (Huawei npu-smi command reference, "error codes"; the -8005
+# container case from vllm-ascend and HAMi issue captures of `ret is -8005`).
 ERROR_HINTS = {
     -8005: "error -8005 is an internal error of the device driver: restart the device driver "
-           "(npu-smi set -t reset -i <id> -c 0) or reboot the node, then check `dmesg | grep -i davinci`",
+           "(npu-smi set -t reset -i <id> -c 0) or reboot the node, then check `dmesg | grep -i davinci`; "
+           "in a container, first check that /dev/davinci*, /dev/davinci_manager, /dev/devmm_svm and "
+           "/dev/hisi_hdc are passed in and no other container holds the device",
     -8012: "error -8012 means the device is not ready (still starting after a boot or reset): "
            "wait a minute and retry; reboot the node if it stays",
     -8020: "error -8020 means the device is used by another process (dcmi model initialized "
            "failed): stop the process holding it (`fuser -v /dev/davinci*` shows it), then retry",
 }
+
+
+# Health states from best to worst; the worst chip's state is the NPU's.
+HEALTH_RANKS = {"OK": 0, "Warning": 1, "Alarm": 2, "Critical": 3}
 
 
 class NpuSmiParseError(ValueError):
@@ -134,18 +141,51 @@ def device_from_rows(device: list[str], chips: list[list[str]]) -> dict:
     }
 
 
-def chip_rows_after(rows: list[list[str]], index: int) -> list[list[str]]:
-    """The chip rows that directly follow the device row at `index`."""
-    chips = []
-    for cells in rows[index + 1:]:
-        if not is_chip_row(cells):
-            break
-        chips.append(cells)
-    return chips
+def health_rank(health: str) -> int:
+    """How bad a health state is: OK best, Critical worst, anything unknown just above OK."""
+    return HEALTH_RANKS.get(health, 1)
+
+
+def merge_device(into: dict, other: dict) -> dict:
+    """One NPU printed as several device rows (an Atlas A3 repeats the NPU row per chip):
+    the first row's values stay, the chips add up, the worst health wins."""
+    merged = dict(into)
+    merged["chips"] = into["chips"] + other["chips"]
+    if health_rank(other["health"]) > health_rank(into["health"]):
+        merged["health"] = other["health"]
+    return merged
+
+
+def merge_by_id(devices: list[dict]) -> list[dict]:
+    """One entry per distinct NPU id, sorted by id, chips in the order printed."""
+    by_id: dict[int, dict] = {}
+    for device in devices:
+        known = by_id.get(device["id"])
+        by_id[device["id"]] = device if known is None else merge_device(known, device)
+    return [by_id[npu_id] for npu_id in sorted(by_id)]
+
+
+def device_blocks(rows: list[list[str]]) -> list[tuple[list[str], list[list[str]]]]:
+    """Each device row with the chip rows directly below it. A chip row with no device row
+    above it is not npu-smi info as the parser knows it: it raises rather than drop a chip."""
+    blocks: list[tuple[list[str], list[list[str]]]] = []
+    current = None
+    for cells in rows:
+        if is_device_row(cells):
+            current = (cells, [])
+            blocks.append(current)
+        elif is_chip_row(cells):
+            if current is None:
+                raise NpuSmiParseError("chip row without its NPU row: | {0} |".format(" | ".join(cells)))
+            current[1].append(cells)
+        else:
+            current = None
+    return [block for block in blocks if block[1]]
 
 
 def title_version(rows: list[list[str]]) -> str | None:
-    """The version in the ``npu-smi <version>  Version: <driver>`` title row, if any."""
+    """The version in the ``npu-smi <version>  Version: <driver>`` title row, if any, exactly
+    as printed (release candidates are lower case, ``26.0.rc2``, and stay so)."""
     for cells in rows:
         match = _TITLE.match(cells[0])
         if match:
@@ -160,11 +200,13 @@ def has_column_header(rows: list[list[str]]) -> bool:
 def parse_info(text: str) -> dict:
     """Parse ``npu-smi info`` into its version, device count and devices sorted by id.
 
-    A device is a row ``<id> <name> | <health> | ...`` directly followed by one chip row per
-    chip (a second cell with a PCI bus id): one on a 910B server, two on an Atlas A3, whose
-    chips are listed under the device and never counted as NPUs. The process table that
-    follows never matches, also with an empty process name, and lines outside the table (a
-    trailing ``[WARNING] ...``) are not rows.
+    A device is a row ``<id> <name> | <health> | ...`` directly followed by its chip rows (a
+    second cell with a PCI bus id): one on a 910B server. An Atlas A3 has two chips an NPU,
+    printed either as one device row over two chip rows or as the device row repeated for
+    each chip; either way the count is the number of distinct NPU ids and every chip is in
+    the device's ``chips``. The process table that follows never matches, also with an
+    empty process name, and lines outside the table (a trailing ``[WARNING] ...``) are not
+    rows.
     """
     rows = table_rows(text)
     version = title_version(rows)
@@ -173,12 +215,7 @@ def parse_info(text: str) -> dict:
             "not npu-smi info output: found neither the 'npu-smi <version>' title "
             "nor the 'NPU Name | Health' column header"
         )
-    devices = [
-        device_from_rows(cells, chip_rows_after(rows, index))
-        for index, cells in enumerate(rows)
-        if is_device_row(cells) and chip_rows_after(rows, index)
-    ]
-    devices.sort(key=lambda device: device["id"])
+    devices = merge_by_id([device_from_rows(device, chips) for device, chips in device_blocks(rows)])
     return {"npu_smi_version": version, "count": len(devices), "devices": devices}
 
 

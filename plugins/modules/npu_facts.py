@@ -15,9 +15,13 @@ description:
     chips (one on a 910B server, two on an Atlas A3; the NPU count counts NPUs, not chips).
   - With O(board=true) it also runs C(npu-smi info -t board -i <id>) for every device and
     adds the driver (software) version, the firmware version and their compatibility.
+  - An Atlas A3 prints its two chips as one NPU row over two chip rows or as the NPU row
+    repeated per chip; both give one device with two chips, never two devices.
   - Fails with the tool's own message and a hint when npu-smi is missing or reports an
-    error (C(-8005) an internal error, restart the device driver or reboot; C(-8012) the device
-    is not ready; C(-8020) the device is used by another process).
+    error. C(-8005) is an internal error of the device driver (restart the device driver or
+    reboot the node; in a container, check the C(/dev/davinci*) devices are passed in);
+    C(-8012) the device is not ready, still starting (wait and retry, reboot if it stays);
+    C(-8020) the device is used by another process (find it with C(fuser -v /dev/davinci*)).
 author:
   - ascendops.gr00t maintainers
 options:
@@ -120,15 +124,17 @@ ansible_facts:
               type: str
               sample: 910B3
             health:
-              description: One of V(OK), V(Warning), V(Alarm), V(Critical), V(UNKNOWN).
+              description:
+                - One of V(OK), V(Warning), V(Alarm), V(Critical), V(UNKNOWN).
+                - When npu-smi prints a row per chip (Atlas A3), the worst of them.
               type: str
               sample: OK
             bus_id:
-              description: PCI bus id.
+              description: PCI bus id of the first chip.
               type: str
               sample: "0000:C1:00.0"
             chip:
-              description: Chip index within the NPU.
+              description: Index of the first chip within the NPU.
               type: int
               sample: 0
             power_w:
@@ -140,19 +146,23 @@ ansible_facts:
               type: int
               sample: 43
             aicore_pct:
-              description: AI Core usage in percent; null when npu-smi prints NA.
+              description: AI Core usage of the first chip in percent; null when npu-smi prints NA.
               type: int
               sample: 0
             hbm_used_mb:
-              description: HBM in use, in MB; null when npu-smi prints none.
+              description: HBM in use on the first chip, in MB; null when npu-smi prints none.
               type: int
               sample: 3318
             hbm_total_mb:
-              description: HBM size, in MB; null when npu-smi prints none.
+              description: HBM size of the first chip, in MB; null when npu-smi prints none.
               type: int
               sample: 65536
             chips:
-              description: Every chip of the NPU, the first one's values also at the top level.
+              description:
+                - Every chip of the NPU in the order printed (one on a 910B server, two on an
+                  Atlas A3), each with C(chip) (index), C(bus_id), C(aicore_pct),
+                  C(hbm_used_mb) and C(hbm_total_mb); the first one's values are also at the
+                  top level of the device.
               type: list
               elements: dict
               sample: [{"chip": 0, "bus_id": "0000:C1:00.0", "aicore_pct": 0, "hbm_used_mb": 3318, "hbm_total_mb": 65536}]

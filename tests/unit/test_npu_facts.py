@@ -66,7 +66,7 @@ def test_missing_binary(monkeypatch, capsys, tmp_path: Path) -> None:
 
 
 def test_npu_smi_error_gives_hint(monkeypatch, capsys, npu_smi_sim: Path, sim_state) -> None:
-    sim_state({"fail": {"code": -8005, "message": "dcmi model initialized failed, because the device is used"}})
+    sim_state({"fail": {"code": -8005}})
     result = run_module(monkeypatch, capsys, {"npu_smi": str(npu_smi_sim)})
     assert result["failed"] is True
     assert result["rc"] != 0
@@ -157,3 +157,25 @@ def test_required_missing_binary_still_fails(monkeypatch, capsys, tmp_path: Path
     assert result["failed"] is True
     assert "not found" in result["msg"]
     assert "ansible_facts" not in result
+
+
+@pytest.mark.parametrize(
+    "code, meaning",
+    [(-8005, "internal error"), (-8012, "not ready"), (-8020, "used by another process")],
+)
+def test_error_codes_are_explained(monkeypatch, capsys, npu_smi_sim: Path, sim_state, code: int, meaning: str) -> None:
+    sim_state({"fail": {"code": code}})
+    result = run_module(monkeypatch, capsys, {"npu_smi": str(npu_smi_sim)})
+    assert result["failed"] is True
+    assert "ret is {0}".format(code) in result["msg"] and meaning in result["msg"]
+
+
+def test_facts_of_a3_list_every_chip(monkeypatch, capsys, npu_smi_sim: Path, sim_state) -> None:
+    devices = [{"id": 0, "bus_id": "0000:9D:00.0"}, {"id": 1, "bus_id": "0000:99:00.0"}]
+    sim_state({"chips_per_npu": 2, "devices": devices})
+    result = run_module(monkeypatch, capsys, {"npu_smi": str(npu_smi_sim), "board": True})
+    npu = result["ansible_facts"]["npu"]
+    assert npu["count"] == 2
+    assert [[chip["bus_id"] for chip in device["chips"]] for device in npu["devices"]] == [
+        ["0000:9D:00.0", "0000:9F:00.0"], ["0000:99:00.0", "0000:9B:00.0"]]
+    assert [device["bus_id"] for device in npu["devices"]] == ["0000:9D:00.0", "0000:99:00.0"]

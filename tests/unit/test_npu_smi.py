@@ -105,7 +105,7 @@ BOARD = """\
 
 FAIL_8005 = (
     "DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\n"
-    "dcmi model initialized failed, because the device is used. ret is -8005\n"
+    "dcmi module initialize failed. ret is -8005\n"
 )
 
 
@@ -291,14 +291,21 @@ def test_find_error_code(text: str, code: int | None) -> None:
     assert find_error_code(text) == code
 
 
-def test_hint_for_device_not_ready() -> None:
+def test_hint_for_internal_error() -> None:
     hint = error_hint(255, FAIL_8005, "")
     assert "rc=255" in hint
-    assert "dcmi model initialized failed, because the device is used. ret is -8005" in hint
+    assert "dcmi module initialize failed. ret is -8005" in hint
+    assert "internal error" in hint and "not ready" not in hint
     assert "npu-smi set -t reset -i <id> -c 0" in hint
     assert "reboot the node" in hint
     assert "dmesg" in hint
     assert "DrvMngGetConsoleLogLevel" not in hint
+
+
+def test_hint_for_device_not_ready() -> None:
+    hint = error_hint(255, "dcmi module initialize failed. ret is -8012\n", "")
+    assert "ret is -8012" in hint
+    assert "not ready" in hint and "wait" in hint and "retry" in hint and "reboot" in hint
 
 
 def test_hint_for_busy_device() -> None:
@@ -315,13 +322,26 @@ def test_hints_say_what_each_code_means() -> None:
     assert "used by another process" in error_hint(255, "ret is -8020", "")
 
 
-def test_trailing_warning_and_empty_process_name() -> None:
+def test_trailing_warning_line_is_ignored() -> None:
+    text = INFO_8 + "[WARNING] The process information of some processes cannot be obtained.\n"
+    assert parse_info(text) == parse_info(INFO_8)
+
+
+def test_process_with_empty_name_is_not_a_device() -> None:
     text = INFO_8.replace(
         "| No running processes found in NPU 0                                                            |",
         "| 0       0                 | 2451          |                          | 63                      |",
-    ) + "[WARNING] The process information of some processes cannot be obtained.\n"
+    )
     info = parse_info(text)
     assert info["count"] == 8 and [device["id"] for device in info["devices"]] == list(range(8))
+
+
+def test_versions_keep_their_case() -> None:
+    title = "| npu-smi 26.0.rc2                 Version: 26.0.rc2                                             |"
+    assert parse_info(INFO_8.replace(INFO_8.splitlines()[1], title))["npu_smi_version"] == "26.0.rc2"
+    board = parse_board(BOARD.replace("Software Version               : 25.5.1",
+                                      "Software Version               : 26.0.rc2"))
+    assert board_summary(board)["software_version"] == "26.0.rc2"
 
 
 # An Atlas A3 table: two chips a device, the chip column carries the physical id as well.
@@ -348,6 +368,46 @@ def test_a3_table_is_parsed_per_chip_and_not_double_counted() -> None:
     assert info["count"] == 2 and [device["id"] for device in info["devices"]] == [0, 1]
     assert [chip["bus_id"] for chip in info["devices"][1]["chips"]] == ["0000:99:00.0", "0000:9B:00.0"]
     assert [chip["hbm_used_mb"] for chip in info["devices"][0]["chips"]] == [3376, 3139]
+
+
+# An Atlas A3 as the tool prints it on real nodes: the NPU row repeated for each chip (power
+# `-` after the first), a dashed line between the chips of one NPU.
+INFO_A3_REPEATED = DEVICE_TABLE_HEAD.replace("| Chip                      |", "| Chip  Phy-ID              |") + """\
+| 0     Ascend910           | OK            | 171.0       35                0    / 0             |
+| 0     0                   | 0000:9D:00.0  | 0           0    / 0          3401 / 65536         |
++------------------------------------------------------------------------------------------------+
+| 0     Ascend910           | OK            | -           35                0    / 0             |
+| 1     1                   | 0000:9F:00.0  | 0           0    / 0          3187 / 65536         |
++===========================+===============+====================================================+
+| 1     Ascend910           | OK            | 180.2       36                0    / 0             |
+| 0     2                   | 0000:99:00.0  | 12          0    / 0          40960/ 65536         |
++------------------------------------------------------------------------------------------------+
+| 1     Ascend910           | Alarm         | -           37                0    / 0             |
+| 1     3                   | 0000:9B:00.0  | 0           0    / 0          3188 / 65536         |
++===========================+===============+====================================================+
+"""
+
+
+def test_a3_repeated_npu_rows_count_each_npu_once() -> None:
+    info = parse_info(INFO_A3_REPEATED)
+    assert info["count"] == 2 and [device["id"] for device in info["devices"]] == [0, 1]
+    first = info["devices"][1]
+    assert [chip["chip"] for chip in first["chips"]] == [0, 1]
+    assert [chip["bus_id"] for chip in first["chips"]] == ["0000:99:00.0", "0000:9B:00.0"]
+    top = (first["bus_id"], first["power_w"], first["aicore_pct"], first["hbm_used_mb"])
+    assert top == ("0000:99:00.0", 180.2, 12, 40960)
+
+
+def test_a3_worst_chip_health_is_the_npu_health() -> None:
+    assert [device["health"] for device in parse_info(INFO_A3_REPEATED)["devices"]] == ["OK", "Alarm"]
+
+
+def test_chip_row_without_npu_row_raises() -> None:
+    text = DEVICE_TABLE_HEAD + (
+        "| 1     1                   | 0000:9F:00.0  | 0           0    / 0          3187 / 65536         |\n"
+    )
+    with pytest.raises(NpuSmiParseError, match="chip row without its NPU row"):
+        parse_info(text)
 
 
 def test_unknown_code_gives_message_and_rc() -> None:
@@ -415,7 +475,7 @@ def test_sim_compact_hbm_and_processes(npu_smi_sim: Path, sim_state) -> None:
 
 
 def test_sim_failure(npu_smi_sim: Path, sim_state) -> None:
-    sim_state({"fail": {"code": -8005, "message": "dcmi model initialized failed, because the device is used"}})
+    sim_state({"fail": {"code": -8005}})
     result = run_sim(npu_smi_sim, "info")
     assert result.returncode != 0
     assert "ret is -8005" in result.stdout
@@ -465,30 +525,56 @@ def test_sim_list_prints_id_and_chip_count_only(npu_smi_sim: Path, sim_state) ->
     assert out.count("NPU ID") == 8
 
 
-@pytest.mark.parametrize("code, words", [(-8005, "internal error"), (-8012, "not ready"), (-8020, "device is used")])
-def test_sim_failure_messages_per_code(npu_smi_sim: Path, sim_state, code: int, words: str) -> None:
+@pytest.mark.parametrize(
+    "code, printed, meaning",
+    [
+        (-8005, "dcmi module initialize failed. ret is -8005", "internal error"),
+        (-8012, "dcmi module initialize failed, the device is not ready. ret is -8012", "not ready"),
+        (-8020, "dcmi model initialized failed, because the device is used. ret is -8020", "used by another process"),
+    ],
+)
+def test_sim_failure_messages_per_code(npu_smi_sim: Path, sim_state, code: int, printed: str, meaning: str) -> None:
     sim_state({"fail": {"code": code}})
     result = run_sim(npu_smi_sim, "info")
-    assert result.returncode == 255 and words in result.stdout and f"ret is {code}" in result.stdout
+    assert result.returncode == 255
+    assert result.stdout.splitlines() == ["DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)", printed]
+    assert meaning in error_hint(result.returncode, result.stdout, result.stderr)
 
 
-def test_sim_real_quirks_parse(npu_smi_sim: Path, sim_state) -> None:
-    sim_state({
-        "npu_smi_version": "26.0.rc2",
-        "trailing_warning": "The process information of some processes cannot be obtained.",
-        "processes": [{"npu": 1, "pid": 2451, "name": "", "mem_mb": 63}],
-    })
+def test_sim_trailing_warning(npu_smi_sim: Path, sim_state) -> None:
+    sim_state({"trailing_warning": "The process information of some processes cannot be obtained."})
     result = run_sim(npu_smi_sim, "info")
-    assert result.stdout.rstrip().splitlines()[-1].startswith("[WARNING]")
-    info = parse_info(result.stdout)
-    assert info["npu_smi_version"] == "26.0.rc2" and info["count"] == 8
+    last = result.stdout.rstrip().splitlines()[-1]
+    assert last == "[WARNING] The process information of some processes cannot be obtained."
+    assert parse_info(result.stdout)["count"] == 8
+
+
+def test_sim_process_with_empty_name(npu_smi_sim: Path, sim_state) -> None:
+    sim_state({"processes": [{"npu": 1, "pid": 2451, "name": "", "mem_mb": 63}]})
+    result = run_sim(npu_smi_sim, "info")
+    row = next(line for line in result.stdout.splitlines() if "2451" in line)
+    assert [cell.strip() for cell in row.strip("|").split("|")] == ["1       0", "2451", "", "63"]
+    assert parse_info(result.stdout)["count"] == 8
+
+
+def test_sim_prints_version_as_given(npu_smi_sim: Path, sim_state) -> None:
+    sim_state({"npu_smi_version": "26.0.rc2"})
+    info_out = run_sim(npu_smi_sim, "info").stdout
+    assert "npu-smi 26.0.rc2" in info_out and "Version: 26.0.rc2" in info_out
+    assert parse_info(info_out)["npu_smi_version"] == "26.0.rc2"
+    board = parse_board(run_sim(npu_smi_sim, "info", "-t", "board", "-i", "0").stdout)
+    assert board_summary(board)["software_version"] == "26.0.rc2"
 
 
 def test_sim_a3_table_per_chip(npu_smi_sim: Path, sim_state) -> None:
     sim_state({"chips_per_npu": 2, "devices": [sim_device(0), sim_device(1)]})
     result = run_sim(npu_smi_sim, "info")
     assert "Chip  Phy-ID" in result.stdout
+    assert sum(line.startswith("| 1     910B3") for line in result.stdout.splitlines()) == 2
     info = parse_info(result.stdout)
     assert info["count"] == 2
     assert [len(device["chips"]) for device in info["devices"]] == [2, 2]
-    assert info["devices"][0]["chips"][1]["bus_id"] == "0000:C3:00.0"
+    assert [chip["bus_id"] for chip in info["devices"][0]["chips"]] == ["0000:C1:00.0", "0000:C3:00.0"]
+    assert info["devices"][0]["power_w"] == 93.6
+    list_out = run_sim(npu_smi_sim, "info", "-l").stdout
+    assert list_out.count("Chip Count                     : 2") == 2
