@@ -81,7 +81,9 @@ def cluster_spec() -> dict:
     for index, host in enumerate(NODES, start=1):
         node = {"name": host, "ssh_port": BASE_PORT + index, "driver": None, "kernel_headers": True, "state": {}}
         if host == "f-disk":
-            node["tmpfs"] = [f"/usr/local/Ascend:size={DISK_MB}m"]
+            # As a real mount of the install root: root-owned 0755 (preflight refuses
+            # docker's default 1777) and executable (npu-smi and the installers run from it).
+            node["tmpfs"] = [f"/usr/local/Ascend:size={DISK_MB}m,mode=0755,exec"]
         nodes.append(node)
     return {"name": CLUSTER, "nodes": nodes}
 
