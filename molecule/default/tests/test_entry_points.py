@@ -25,7 +25,6 @@ FORMS: list[tuple[str, list[str]]] = [
     ("site.yml", ["--tags", "verify"]),
     *[("site.yml", ["--tags", stage]) for stage in STAGES],
     ("site.yml", ["--skip-tags", "verify"]),
-    ("site.yml", ["--skip-tags", "preflight,train"]),
     ("site.yml", ["--limit", "mol-default-node1"]),
     ("site.yml", ["--check", "--diff", "--tags", "python_env"]),
     ("playbooks/cann.yml", []),
