@@ -4,7 +4,7 @@
 """Read GR00T training logs: per-step loss, grad norm and step time, throughput, ETA, hints.
 
 One piece of code serves three places: the train_status module (on a node), the
-performance script (shipped to the node and run as ``python3 train_log.py``) and the
+performance script (files/train_fps.py, shipped to the node beside this file) and the
 controller report (files/train_report.py). Standard library only.
 
 Hugging Face's Trainer writes two kinds of lines on the world's rank 0:
@@ -16,11 +16,8 @@ A dict belongs to the step of the bar update printed before it.
 """
 from __future__ import annotations
 
-import argparse
 import ast
-import json
 import re
-import sys
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Optional
 
@@ -142,19 +139,19 @@ def parse_log(text: str, max_steps: Optional[int] = None) -> TrainLog:
     log = TrainLog(max_steps=max_steps)
     current = 0
     for line in split_lines(text):
-        bar = _BAR.match(line)
-        if bar:
-            total = int(bar["total"])
+        progress = _BAR.match(line)
+        if progress:
+            total = int(progress["total"])
             if max_steps is not None and total != max_steps:
                 continue
             log.max_steps = total
-            current = int(bar["step"])
+            current = int(progress["step"])
             if current == 0:
                 continue
             entry = log.step(current)
-            if bar["rate"] and float(bar["rate"]) > 0:
-                rate = float(bar["rate"])
-                entry.step_time = rate if bar["unit"] == "s/it" else 1.0 / rate
+            if progress["rate"] and float(progress["rate"]) > 0:
+                rate = float(progress["rate"])
+                entry.step_time = rate if progress["unit"] == "s/it" else 1.0 / rate
             continue
         for match in _DICT.finditer(line):
             try:
@@ -232,31 +229,3 @@ def summarize(text: str, global_batch_size: int, warmup_steps: int, max_steps: O
         "last_lines": lines[-tail:],
         "series": [asdict(s) for s in log.ordered()],
     }
-
-
-def main(argv: Optional[list[str]] = None) -> int:
-    """``train_log.py LOG --global-batch-size N --warmup-steps W [--json OUT]``: print FPS."""
-    parser = argparse.ArgumentParser(description="Throughput of a GR00T training log.")
-    parser.add_argument("log")
-    parser.add_argument("--global-batch-size", type=int, required=True)
-    parser.add_argument("--warmup-steps", type=int, default=10)
-    parser.add_argument("--max-steps", type=int)
-    parser.add_argument("--json", dest="json_out")
-    args = parser.parse_args(argv)
-    with open(args.log, encoding="utf-8", errors="replace") as fh:
-        summary = summarize(fh.read(), args.global_batch_size, args.warmup_steps, args.max_steps)
-    summary.pop("series")
-    if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as fh:
-            json.dump(summary, fh, indent=2, sort_keys=True)
-    fps = summary["samples_per_second"]
-    if fps is None:
-        print("FPS: no timed step after the {0} warm-up steps".format(args.warmup_steps))
-        return 1
-    print("FPS: {0:.2f} samples/s (global batch {1}, mean step {2:.3f} s over steps > {3})".format(
-        fps, args.global_batch_size, summary["mean_step_time"], args.warmup_steps))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

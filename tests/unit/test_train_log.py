@@ -103,7 +103,7 @@ def test_root_cause_before_timeouts() -> None:
 
 def test_cli_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "perf.json"
-    res = subprocess.run([sys.executable, str(REPO / "plugins/module_utils/train_log.py"), str(KNOWN_LOG),
+    res = subprocess.run([sys.executable, str(REPO / "files/train_fps.py"), str(KNOWN_LOG),
                           "--global-batch-size", "640", "--warmup-steps", "2", "--json", str(out)],
                          capture_output=True, text=True, check=True)
     assert "FPS: 80.00 samples/s" in res.stdout
