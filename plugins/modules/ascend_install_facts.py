@@ -10,7 +10,8 @@ module: ascend_install_facts
 short_description: Report the installed Ascend driver, firmware, CANN and nnal versions
 version_added: "0.1.0"
 description:
-  - Reads the vendor's install records under the Ascend root (C(driver/version.info),
+  - >-
+    Reads the vendor's install records under the Ascend root (C(driver/version.info),
     C(firmware/version.info), C(cann-<v>/<arch>-linux/ascend_toolkit_install.info),
     C(cann-<v>/<arch>-linux/ascend_ops_install.info) for the 910B ops, and nnal's
     C(nnal/atb/<v>/version.info) in its C(Ascend-cann-atb : <v>) format) and returns what is
@@ -18,24 +19,15 @@ description:
     an interrupted install.
   - Reads files only; never reports a change.
 author:
-  - ascendops.gr00t maintainers
+  - ascendops.gr00t maintainers (@ascendops)
 options:
   root:
     description: The Ascend install root.
     type: path
     default: /usr/local/Ascend
 extends_documentation_fragment:
-  - action_common_attributes
-  - action_common_attributes.facts
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  facts:
-    support: full
-  platform:
-    platforms: posix
+  - ascendops.gr00t.attributes
+  - ascendops.gr00t.attributes.facts
 """
 
 EXAMPLES = r"""

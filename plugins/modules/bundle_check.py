@@ -23,7 +23,7 @@ description:
     required entry that matches neither a file nor a manifest line counts as a change (the
     run that fetches the file adds its line).
 author:
-  - ascendops.gr00t maintainers
+  - ascendops.gr00t maintainers (@ascendops)
 options:
   path:
     description: The bundle directory.
@@ -53,14 +53,10 @@ options:
     type: bool
     default: false
 extends_documentation_fragment:
-  - action_common_attributes
+  - ascendops.gr00t.attributes
 attributes:
-  check_mode:
-    support: full
   diff_mode:
     support: full
-  platform:
-    platforms: posix
 """
 
 EXAMPLES = r"""

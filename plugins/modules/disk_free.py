@@ -15,7 +15,7 @@ description:
   - Works where mount facts miss the root filesystem (for example overlay roots).
   - Reads only; never reports a change.
 author:
-  - ascendops.gr00t maintainers
+  - ascendops.gr00t maintainers (@ascendops)
 options:
   paths:
     description: Absolute paths to measure.
@@ -23,14 +23,7 @@ options:
     elements: path
     required: true
 extends_documentation_fragment:
-  - action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - ascendops.gr00t.attributes
 """
 
 EXAMPLES = r"""

@@ -32,7 +32,7 @@ description:
     edits relative to the unpatched files, applicable with C(git apply) - and keeps the unpatched
     copies it needs for that under C(report_dir/pristine).
 author:
-  - ascendops.gr00t maintainers
+  - ascendops.gr00t maintainers (@ascendops)
 options:
   src:
     description: Root of the GR00T checkout (the directory holding C(gr00t/) and C(pyproject.toml)).
@@ -73,14 +73,10 @@ options:
     choices: [present, absent]
     default: present
 extends_documentation_fragment:
-  - action_common_attributes
+  - ascendops.gr00t.attributes
 attributes:
-  check_mode:
-    support: full
   diff_mode:
     support: full
-  platform:
-    platforms: posix
 """
 
 EXAMPLES = r"""
@@ -179,7 +175,7 @@ def revert(module: AnsibleModule, src: str, sites: list, pristine_dir: str) -> N
     except (SyntaxError, UnicodeDecodeError) as error:
         module.fail_json(msg="GR00T NPU patch: cannot tell our edit of {0} apart: {1}".format(
             getattr(error, "filename", None) or src, error))
-    result = dict(changed=bool(restore), files=[path for path, _ in restore], kept=kept)
+    result = dict(changed=bool(restore), files=[path for path, dummy in restore], kept=kept)
     if module._diff and restore:
         result["diff"] = [dict(before_header=os.path.join(src, path), after_header=os.path.join(src, path),
                                before=read_text(os.path.join(src, path)), after=text) for path, text in restore]

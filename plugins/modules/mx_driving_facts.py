@@ -18,21 +18,14 @@ description:
   - Importing mx_driving needs torch_npu and an NPU; this module never does.
   - Reads only; never reports a change.
 author:
-  - ascendops.gr00t maintainers
+  - ascendops.gr00t maintainers (@ascendops)
 options:
   python:
     description: Interpreter of the environment (e.g. C(/opt/miniforge3/envs/torch2.7.1/bin/python)).
     type: path
     required: true
 extends_documentation_fragment:
-  - action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - ascendops.gr00t.attributes
 """
 
 EXAMPLES = r"""

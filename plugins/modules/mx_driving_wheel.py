@@ -27,7 +27,7 @@ description:
     It is written to a temporary directory in O(dest) and renamed into place, so a failure
     leaves nothing half-written.
 author:
-  - ascendops.gr00t maintainers
+  - ascendops.gr00t maintainers (@ascendops)
 options:
   base_wheel:
     description: The mx_driving wheel to inspect and, when needed, rebuild.
@@ -74,18 +74,13 @@ options:
       - Run the C(pip install --dry-run) check. Turn it off only where that interpreter has no pip.
     type: bool
     default: true
-extends_documentation_fragment:
-  - action_common_attributes
-attributes:
-  check_mode:
-    support: full
-    details: Builds and verifies the wheel in memory and reports whether O(dest) would change; writes nothing.
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
 notes:
   - Needs only the Python standard library; pip only for the dry-run check.
+extends_documentation_fragment:
+  - ascendops.gr00t.attributes
+attributes:
+  check_mode:
+    details: Builds and verifies the wheel in memory and reports whether O(dest) would change; writes nothing.
 """
 
 EXAMPLES = r"""

@@ -23,7 +23,7 @@ description:
     C(-8012) the device is not ready, still starting (wait and retry, reboot if it stays);
     C(-8020) the device is used by another process (find it with C(fuser -v /dev/davinci*)).
 author:
-  - ascendops.gr00t maintainers
+  - ascendops.gr00t maintainers (@ascendops)
 options:
   npu_smi:
     description:
@@ -45,20 +45,11 @@ options:
         C(firmware_version) and C(compatibility) to it.
     type: bool
     default: false
-extends_documentation_fragment:
-  - action_common_attributes
-  - action_common_attributes.facts
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  facts:
-    support: full
-  platform:
-    platforms: posix
 notes:
   - The module only reads; it never reports a change.
+extends_documentation_fragment:
+  - ascendops.gr00t.attributes
+  - ascendops.gr00t.attributes.facts
 """
 
 EXAMPLES = r"""

@@ -17,7 +17,7 @@ description:
   - When pip finds no distribution for a requirement (for example a wheel missing from an
     offline wheelhouse) it fails and returns that requirement in C(missing).
 author:
-  - ascendops.gr00t maintainers
+  - ascendops.gr00t maintainers (@ascendops)
 options:
   python:
     description: Python interpreter of the environment (its pip is used).
@@ -37,14 +37,7 @@ options:
     elements: str
     default: []
 extends_documentation_fragment:
-  - action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+  - ascendops.gr00t.attributes
 """
 
 EXAMPLES = r"""

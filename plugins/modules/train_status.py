@@ -18,7 +18,7 @@ description:
   - With O(config_hash) it also decides what a converge would do about the run (keep it,
     launch, restart, or refuse) without changing anything.
 author:
-  - ascendops.gr00t maintainers
+  - ascendops.gr00t maintainers (@ascendops)
 options:
   record:
     description: Run record (JSON) written at launch.
@@ -62,17 +62,12 @@ options:
     description: Whether an output directory with checkpoints may be continued.
     type: bool
     default: false
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
 notes:
   - The module only reads; it never reports a change.
   - Hugging Face's Trainer logs steps on the world's rank 0 only, so other nodes show their
     state and errors but no steps.
+extends_documentation_fragment:
+  - ascendops.gr00t.attributes
 """
 
 EXAMPLES = r"""

@@ -18,7 +18,7 @@ description:
   - Works the same for a run under a systemd unit (the unit then turns inactive) and for a
     background run.
 author:
-  - ascendops.gr00t maintainers
+  - ascendops.gr00t maintainers (@ascendops)
 options:
   pidfile:
     description: Pidfile written by the launch script.
@@ -28,13 +28,8 @@ options:
     description: Seconds to wait after SIGTERM before SIGKILL.
     type: int
     default: 60
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
+extends_documentation_fragment:
+  - ascendops.gr00t.attributes
 """
 
 EXAMPLES = r"""
