@@ -128,4 +128,3 @@ def install_facts(root: str) -> Dict[str, object]:
         "partial_installs": partial_trees(root),
         "nnal_partial": nnal_partial(root),
     }
-

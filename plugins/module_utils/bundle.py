@@ -44,7 +44,7 @@ def normalize_dist(name: str) -> str:
 
 def _normalize_wheel_name(path: str) -> str:
     """`wheels/PyYAML-6.0-...whl` -> `wheels/pyyaml-6.0-...whl`; other paths are unchanged."""
-    head, _, base = path.rpartition("/")
+    head, dummy, base = path.rpartition("/")
     if not base.endswith(".whl") or "-" not in base:
         return path
     dist, rest = base.split("-", 1)

@@ -180,7 +180,7 @@ def hccl_ifexp(source: Source, node: ast.IfExp) -> List[Edit]:
     else:
         # A conditional split over lines inside parentheses: one clause per line, as upstream writes it.
         text = "{0}{nl}{i}if {1}{nl}{i}else {2}".format(NPU_DEVICE, test, source.segment(node.orelse),
-                                                       nl=source.newline, i=source.indent(node.orelse))
+                                                        nl=source.newline, i=source.indent(node.orelse))
     return [Edit(start, end, text)]
 
 

@@ -40,7 +40,6 @@ def pid_alive(pid: Optional[int], proc: str = "/proc") -> bool:
     return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
 
 
-
 def read_record(path: str) -> dict:
     try:
         with open(path, encoding="utf-8") as fh:

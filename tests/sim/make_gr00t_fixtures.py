@@ -52,7 +52,7 @@ def offline_pyproject(text: str) -> str:
     """
     kept = [line for line in text.splitlines()
             if not line.strip().startswith('"') or any(n in line for n in ("torch==", "triton", "flash-attn",
-                                                                               "tensorrt", "deepspeed"))]
+                                                                           "tensorrt", "deepspeed"))]
     out = []
     for line in kept:
         if line.startswith("requires-python"):

@@ -69,6 +69,7 @@ def install(monkeypatch: Any, world: World) -> types.ModuleType:
 
     dist.is_available = lambda: True
     dist.is_initialized = lambda: world.backend is not None
+
     def get_backend():
         if world.backend is None:
             raise RuntimeError("simulated: default process group has not been initialized")

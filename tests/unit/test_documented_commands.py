@@ -47,7 +47,7 @@ def form(command: str) -> tuple[str, tuple[str, ...]]:
         if word == "-i":
             rest.pop(0)
         elif word == "-e":
-            name, _, value = rest.pop(0).partition("=")
+            name, dummy, value = rest.pop(0).partition("=")
             options += ["-e", f"{name}={value}" if value and "<" not in value and "/" not in value
                         and "$" not in value else name]
         elif word in ("--tags", "--skip-tags", "--limit"):

@@ -101,13 +101,13 @@ def test_module_entry_found_from_the_working_directory(fake: Path, tmp_path: Pat
 
 
 def test_patch_list_from_option_and_environment(fake: Path) -> None:
-    rc, events, _ = launch(fake, "--patches", "QWen3VLNPU", "-m", "gr00t.experiment.launch_finetune")
+    rc, events, dummy = launch(fake, "--patches", "QWen3VLNPU", "-m", "gr00t.experiment.launch_finetune")
     assert rc == 0 and ["add", "QWen3VLNPU"] in events
-    rc, events, _ = launch(fake, "-m", "gr00t.experiment.launch_finetune",
-                           env={"GR00T_NPU_PATCHES": "DiffusersNPU, TransformersNPU"})
+    rc, events, dummy = launch(fake, "-m", "gr00t.experiment.launch_finetune",
+                               env={"GR00T_NPU_PATCHES": "DiffusersNPU, TransformersNPU"})
     assert rc == 0 and ["add", "DiffusersNPU", "TransformersNPU"] in events
-    rc, events, _ = launch(fake, "--patches=TransformersNPU", "-m", "gr00t.experiment.launch_finetune",
-                           env={"GR00T_NPU_PATCHES": "DiffusersNPU"})
+    rc, events, dummy = launch(fake, "--patches=TransformersNPU", "-m", "gr00t.experiment.launch_finetune",
+                               env={"GR00T_NPU_PATCHES": "DiffusersNPU"})
     assert rc == 0 and ["add", "TransformersNPU"] in events
 
 
@@ -121,12 +121,12 @@ def test_patcher_off_still_imports_torch_npu_first(fake: Path, how: list[str]) -
 
 
 def test_environment_none_turns_it_off(fake: Path) -> None:
-    rc, events, _ = launch(fake, "-m", "gr00t.experiment.launch_finetune", env={"GR00T_NPU_PATCHES": "none"})
+    rc, events, dummy = launch(fake, "-m", "gr00t.experiment.launch_finetune", env={"GR00T_NPU_PATCHES": "none"})
     assert rc == 0 and not any(e[0] == "add" for e in events)
 
 
 def test_entry_exit_code_passes_through(fake: Path) -> None:
-    rc, events, _ = launch(fake, "-m", "gr00t.experiment.launch_finetune", "--fail")
+    rc, events, dummy = launch(fake, "-m", "gr00t.experiment.launch_finetune", "--fail")
     assert rc == 3 and events[-1][0] == "entry"
 
 
@@ -139,7 +139,7 @@ def test_old_patcher_api_is_named(fake: Path) -> None:
 
 
 def test_unknown_patch_is_refused(fake: Path) -> None:
-    rc, _, err = launch(fake, "--patches", "NoSuchPatch", "-m", "gr00t.experiment.launch_finetune")
+    rc, dummy, err = launch(fake, "--patches", "NoSuchPatch", "-m", "gr00t.experiment.launch_finetune")
     assert rc == 2 and "has no NoSuchPatch" in err
 
 

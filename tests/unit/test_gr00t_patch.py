@@ -142,7 +142,7 @@ def test_pin_memory_unchanged_without_npu(monkeypatch, pin) -> None:
 
 @pytest.mark.parametrize("capability, expected", [
     (lambda: None, False),
-    (lambda: (_ for _ in ()).throw(RuntimeError("simulated: no capability on npu")), False),
+    (lambda: (dummy for dummy in ()).throw(RuntimeError("simulated: no capability on npu")), False),
     (lambda: (12, 1), True),
     (lambda: (9, 0), False),
 ])
@@ -198,14 +198,14 @@ def test_single_line_conditional_gains_an_hccl_clause() -> None:
 
 def test_a_function_without_an_nccl_branch_is_missing() -> None:
     text = "import torch\n\n\ndef _collective_device():\n    return torch.device('cpu')\n"
-    _, statuses = gr00t_patch.patch_text(text, DIST_UTILS, [gr00t_patch.REQUIRED_SITES[0]])
+    dummy, statuses = gr00t_patch.patch_text(text, DIST_UTILS, [gr00t_patch.REQUIRED_SITES[0]])
     assert statuses["collective_device"]["status"] == "missing"
     assert "nccl" in statuses["collective_device"]["reason"]
 
 
 def test_a_module_without_torch_is_missing() -> None:
     text = "def _is_spark_sm121():\n    major, minor = cuda.get_device_capability()\n    return False\n"
-    _, statuses = gr00t_patch.patch_text(text, DIT, [gr00t_patch.REQUIRED_SITES[4]])
+    dummy, statuses = gr00t_patch.patch_text(text, DIT, [gr00t_patch.REQUIRED_SITES[4]])
     assert statuses["capability_probe"] == dict(statuses["capability_probe"], status="missing",
                                                 reason="the module does not import torch")
 
@@ -213,7 +213,7 @@ def test_a_module_without_torch_is_missing() -> None:
 def test_capability_probe_uses_module_warnings_when_imported() -> None:
     text = ("import warnings\nimport torch\n\n\ndef _is_spark_sm121():\n"
             "    major, minor = torch.cuda.get_device_capability()\n    return (major, minor) == (12, 1)\n")
-    new, _ = gr00t_patch.patch_text(text, DIT, [gr00t_patch.REQUIRED_SITES[4]])
+    new, dummy = gr00t_patch.patch_text(text, DIT, [gr00t_patch.REQUIRED_SITES[4]])
     assert new.count("import warnings") == 1
 
 

@@ -106,7 +106,7 @@ def test_pack_is_deterministic_and_orders_dist_info_last() -> None:
     with zipfile.ZipFile(io.BytesIO(first)) as archive:
         infos = archive.infolist()
     assert [i.filename for i in infos] == ["pkg/a.py", "pkg/b.py", "pkg-1.dist-info/METADATA",
-                                          "pkg-1.dist-info/WHEEL", "pkg-1.dist-info/RECORD"]
+                                           "pkg-1.dist-info/WHEEL", "pkg-1.dist-info/RECORD"]
     assert {i.date_time for i in infos} == {(2023, 11, 14, 22, 13, 20)}
     assert {i.external_attr >> 16 for i in infos} == {0o100644}
 
@@ -197,7 +197,7 @@ def test_bridge_adds_new_classes_the_source_init_lacks() -> None:
 
 
 def test_patcher_source_from_tree_tarball_and_donor_wheel(wheels: dict[str, Path]) -> None:
-    tree, _ = rb.load_patcher_source(str(wheels["tree"]))
+    tree, dummy = rb.load_patcher_source(str(wheels["tree"]))
     tar, description = rb.load_patcher_source(str(wheels["tar"]))
     donor, donor_description = rb.load_patcher_source(str(wheels["new"]))
     assert tree == tar == donor
@@ -212,7 +212,7 @@ def test_tree_skips_bytecode(wheels: dict[str, Path]) -> None:
     cache.mkdir()
     (cache / "patch.cpython-310.pyc").write_bytes(b"\0")
     (wheels["tree"] / "mx_driving" / "patcher" / "stale.pyc").write_bytes(b"\0")
-    package, _ = rb.load_patcher_source(str(wheels["tree"]))
+    package, dummy = rb.load_patcher_source(str(wheels["tree"]))
     assert set(package) == set(sim.NEW_PATCHER)
 
 
@@ -386,8 +386,8 @@ def test_pip_dry_run_argv() -> None:
 
 def test_output_problems_catch_a_changed_extension(wheels: dict[str, Path]) -> None:
     base = rb.BaseWheel(OLD, wheels["old"].read_bytes())
-    package, _ = rb.load_patcher_source(str(wheels["tree"]))
-    built, _ = rb.rebuild(base, package, "test", "1.0.20260421.1", 0)
+    package, dummy = rb.load_patcher_source(str(wheels["tree"]))
+    built, dummy = rb.rebuild(base, package, "test", "1.0.20260421.1", 0)
     assert rb.output_problems(built, base, "1.0.20260421.1") == []
     files = wa.read_zip(built, "built")
     files[SO] = b"another build"

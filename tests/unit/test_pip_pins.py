@@ -193,7 +193,7 @@ def test_module_names_a_missing_distribution(fake_env, monkeypatch, capsys) -> N
 
 
 def test_module_fails_when_pip_leaves_a_difference(fake_env, monkeypatch, capsys) -> None:
-    python, _ = fake_env({}, installs_as={"torch": "2.8.0"})
+    python, dummy = fake_env({}, installs_as={"torch": "2.8.0"})
     result = run_module(pip_pins.main, monkeypatch, capsys, {"python": str(python), "requirements": ["torch==2.7.1"]})
     assert result["failed"] is True
     assert "torch==2.7.1 (has 2.8.0)" in result["msg"]

@@ -10,7 +10,7 @@ import playlog  # noqa: E402 (path set just above)
 OUTPUT = """\
 TASK [ascendops.gr00t.artifact : Artifact | Wait for the installer to finish] ***
 FAILED - RETRYING: [n2]: Artifact | Wait for the installer to finish (720 retries left).
-fatal: [n2]: FAILED! => 
+fatal: [n2]: FAILED! =>\x20
     changed: false
     msg: non-zero return code
     rc: 1
@@ -18,17 +18,17 @@ fatal: [n2]: FAILED! =>
 ok: [n1]
 
 TASK [ascendops.gr00t.artifact : Artifact | Explain the failed installer] ******
-fatal: [n2]: FAILED! => 
+fatal: [n2]: FAILED! =>\x20
     changed: false
     msg: 'The CANN toolkit installer Ascend-cann-toolkit_9.0.0_linux-x86_64.run failed
         on n2 (rc=1). The disk filled up while it ran: free space on /usr/local/Ascend.'
-fatal: [n3]: UNREACHABLE! => 
+fatal: [n3]: UNREACHABLE! =>\x20
     changed: false
     msg: 'Failed to connect to the host via ssh: Connection refused'
     unreachable: true
 
 TASK [ascendops.gr00t.cann : CANN | Report the plan for toolkit] **************
-ok: [n1] => 
+ok: [n1] =>\x20
     msg: 'toolkit: install - -> 9.0.0 (repairing the interrupted install in /usr/local/Ascend/cann-9.0.0)'
 
 PLAY RECAP *********************************************************************

@@ -157,7 +157,7 @@ def test_stop_terminates_the_whole_tree(monkeypatch, capsys, tmp_path: Path) -> 
     script.write_text("#!/bin/bash\necho $$ > {0}\nsetsid sleep 300 &\nwait\n".format(tmp_path / "train.pid"))
     script.chmod(0o755)
     proc = subprocess.Popen([str(script)])
-    for _ in range(50):
+    for dummy in range(50):
         pid = train_run.read_int(str(tmp_path / "train.pid"))
         if pid and len(train_run.process_tree(pid, train_run.process_table())) == 2:
             break
@@ -174,7 +174,7 @@ def test_stop_terminates_the_whole_tree(monkeypatch, capsys, tmp_path: Path) -> 
 def test_stop_kills_what_ignores_term(monkeypatch, capsys, tmp_path: Path) -> None:
     proc = subprocess.Popen(["bash", "-c", "trap '' TERM; echo $$ > {0}; while :; do sleep 0.1; done".format(
         tmp_path / "train.pid")])
-    for _ in range(50):
+    for dummy in range(50):
         if train_run.read_int(str(tmp_path / "train.pid")):
             break
         time.sleep(0.1)
