@@ -40,6 +40,7 @@ venv: $(VENV)/.installed
 lint: venv
 	yamllint --strict .
 	ansible-lint --profile production
+	tests/sanity/run.sh
 
 unit: venv
 	pytest -q tests/unit
