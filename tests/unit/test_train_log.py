@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import struct
 import subprocess
 import sys
@@ -108,6 +109,16 @@ def test_cli_writes_json(tmp_path: Path) -> None:
                          capture_output=True, text=True, check=True)
     assert "FPS: 80.00 samples/s" in res.stdout
     assert json.loads(out.read_text())["samples_per_second"] == 80.0
+
+
+def test_cli_beside_the_parser(tmp_path: Path) -> None:
+    # On a node the train role installs train_fps.py and train_log.py side by side.
+    shutil.copy(REPO / "files/train_fps.py", tmp_path)
+    shutil.copy(REPO / "plugins/module_utils/train_log.py", tmp_path)
+    res = subprocess.run([sys.executable, str(tmp_path / "train_fps.py"), str(KNOWN_LOG),
+                          "--global-batch-size", "640", "--warmup-steps", "7"],
+                         capture_output=True, text=True, check=False)
+    assert res.returncode == 1 and "FPS: no timed step after the 7 warm-up steps" in res.stdout
 
 
 def test_report_png_and_json(tmp_path: Path) -> None:
