@@ -21,7 +21,7 @@ export ANSIBLE_FORCE_COLOR := 1
 help:
 	@echo "make demo       provision the simulated two-node 910B cluster with site.yml"
 	@echo "make test       lint + unit tests + molecule scenarios ($(SCENARIOS)) + faults"
-	@echo "make lint       yamllint --strict and ansible-lint --profile production"
+	@echo "make lint       yamllint --strict, ansible-lint --profile production, ansible-test sanity"
 	@echo "make unit       pytest tests/unit"
 	@echo "make molecule   molecule test for each scenario (SCENARIOS=...)"
 	@echo "make faults     fault-injection suite: site.yml on five nodes under faults, then reruns"
