@@ -29,10 +29,10 @@ help:
 	@echo "make clean      remove demo/molecule containers and generated artifacts"
 	@echo "make distclean  clean, plus the venv and the base images"
 
-# The venv is rebuilt when requirements.txt changes.
-$(VENV)/.installed: requirements.txt
+# The venv is rebuilt when the requirements change.
+$(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
 venv: $(VENV)/.installed
