@@ -5,7 +5,7 @@ the others are listed here with the test that runs them or the reason none can.
 """
 from __future__ import annotations
 
-import ast
+import importlib.util
 import re
 import shlex
 from pathlib import Path
@@ -59,18 +59,11 @@ def form(command: str) -> tuple[str, tuple[str, ...]]:
 
 
 def molecule_forms() -> set[tuple[str, tuple[str, ...]]]:
-    """FORMS of the molecule entry-point test, read without running it."""
-    tree = ast.parse(ENTRY_POINTS.read_text())
-    stages = next(ast.literal_eval(node.value) for node in tree.body
-                  if isinstance(node, ast.Assign) and node.targets[0].id == "STAGES")
-    forms: set[tuple[str, tuple[str, ...]]] = {("site.yml", ("--tags", stage)) for stage in stages}
-    for node in tree.body:
-        if isinstance(node, ast.AnnAssign) and node.target.id == "FORMS":
-            for item in node.value.elts:
-                if isinstance(item, ast.Tuple):
-                    playbook, args = ast.literal_eval(item)
-                    forms.add(form(" ".join(["ansible-playbook", playbook, *args])))
-    return forms
+    """FORMS of the molecule entry-point test, normalised as the docs' commands are."""
+    spec = importlib.util.spec_from_file_location("molecule_default_entry_points", ENTRY_POINTS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {form(" ".join(["ansible-playbook", playbook, *args])) for playbook, args in module.FORMS}
 
 
 def test_commands_are_found_in_the_docs() -> None:
