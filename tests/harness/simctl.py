@@ -235,7 +235,8 @@ def put_file(container: str, src: Path, dest: str, mode: int = 0o644) -> None:
 def provision(container: str, node: dict) -> None:
     """Install the simulated hardware view and vendor state described by `node`.
 
-    node keys: state (npu-smi state dict), kernel_headers (bool), driver (version or null),
+    node keys: state (npu-smi state dict; also hccn_tool's "hccn" faults and timedatectl's
+    "clock"), kernel_headers (bool), driver (version or null),
     artifacts (controller dir holding the simulated driver .run when driver is set),
     prebuilt_kernel (bool, default true: the HDK's prebuilt modules match the running kernel;
     false: only a dkms build can load the driver), hot_reset_fails (bool, default false: driver
@@ -245,6 +246,10 @@ def provision(container: str, node: dict) -> None:
     put_files(container, {
         "/etc/npu-sim/state.json": (json.dumps(node.get("state", {}), indent=2).encode(), 0o644),
         "/usr/local/bin/lspci": ((SIM_DIR / "bin" / "lspci").read_bytes(), 0o755),
+        # The RoCE ports of the NPUs (their faults are in the state's "hccn" key) and the
+        # clock-sync status (its "clock" key): timedatectl cannot reach systemd in a container.
+        "/usr/local/bin/hccn_tool": ((SIM_DIR / "bin" / "hccn_tool").read_bytes(), 0o755),
+        "/usr/local/bin/timedatectl": ((SIM_DIR / "bin" / "timedatectl").read_bytes(), 0o755),
     })
     kernel = docker_exec(container, "uname", "-r").stdout.strip()
     if node.get("kernel_headers", True):
@@ -322,9 +327,12 @@ def cluster_up(path: Path, artifacts: Path) -> None:
             log(f"starting node {name} (ssh on 127.0.0.1:{node['ssh_port']})")
             # tmpfs: small file systems of a fixed size, e.g. to fill a disk on purpose.
             tmpfs = [arg for mount in node.get("tmpfs", []) for arg in ("--tmpfs", mount)]
+            # The NPUs' RoCE fabric: one directory every node's hccn_tool double publishes to.
+            fabric = STATE_DIR / f"fabric-{cluster['name']}"
+            fabric.mkdir(parents=True, exist_ok=True)
             run(["docker", "create", "--name", name, "--hostname", node["name"],
                  "--network", network, "--network-alias", node["name"],
-                 "-p", f"127.0.0.1:{node['ssh_port']}:22", *tmpfs,
+                 "-p", f"127.0.0.1:{node['ssh_port']}:22", *tmpfs, "-v", f"{fabric}:/var/lib/npu-sim/fabric",
                  "--label", f"ascendops.sim.cluster={cluster['name']}", tag], capture=True)
             put_files(name, {
                 "/etc/ssh/ssh_host_ed25519_key": (hostkey.read_bytes(), 0o600),

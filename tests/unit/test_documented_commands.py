@@ -27,6 +27,8 @@ ELSEWHERE: dict[tuple[str, tuple[str, ...]], str] = {
                               "bundle_pip_python")):
         "not runnable here: it downloads from Huawei, PyPI and GitHub; tests/unit/test_bundle.py covers its logic",
     ("playbooks/bundle_check.yml", ()): "tests/unit/test_bundle.py runs the bundle_check module it calls",
+    ("playbooks/npu_network.yml", ()): "molecule network: converge, idempotence, and every fault round",
+    ("playbooks/npu_network.yml", ("--check", "--diff")): "molecule network: the check step on the converged nodes",
 }
 
 
