@@ -1,8 +1,10 @@
-"""Filters for the train role: one launch decision for all nodes of a training group."""
+"""Filters for the train role: one launch decision for all nodes of a training group, and
+the verdict of the collective check across them."""
 from __future__ import annotations
 
 from typing import Any
 
+from ansible_collections.ascendops.gr00t.plugins.module_utils.collective import summarize
 from ansible_collections.ascendops.gr00t.plugins.module_utils.train_run import group_decision
 
 
@@ -11,6 +13,11 @@ def train_group_decision(decisions: dict[str, dict], restart: bool = False) -> d
     return group_decision(decisions, bool(restart))
 
 
+def collective_summary(hosts: list[str], results: list[Any], addrs: list[str]) -> dict:
+    """Hosts, their collective_check results and addresses -> {ok, msg, report, culprits, ...}."""
+    return summarize(list(hosts), list(results), [str(a or "") for a in addrs])
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
-        return {"train_group_decision": train_group_decision}
+        return {"train_group_decision": train_group_decision, "collective_summary": collective_summary}

@@ -95,6 +95,8 @@ def inventory(cluster: dict, source_url: str) -> dict:
         ansible_ssh_private_key_file=str(REPO / ".sim" / "ssh" / "id_ed25519"),
         ascend_artifact_source=str(ARTIFACTS),
         gr00t_version=(REPO / ".sim" / "gr00t-fixtures" / "git" / "commits").read_text().split()[-1],
+        # The device network has its own faults (molecule network); these nodes have no addresses.
+        ascend_manage_npu_network=False,
     )
     hosts = {}
     for node in cluster["nodes"]:

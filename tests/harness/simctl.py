@@ -330,8 +330,11 @@ def cluster_up(path: Path, artifacts: Path) -> None:
             # The NPUs' RoCE fabric: one directory every node's hccn_tool double publishes to.
             fabric = STATE_DIR / f"fabric-{cluster['name']}"
             fabric.mkdir(parents=True, exist_ok=True)
+            # Kernel settings as on a host: net.ipv4.ip_local_reserved_ports is the node's own
+            # (its network namespace), but Docker mounts /proc/sys read-only.
+            caps = ["--cap-add", "SYS_ADMIN"] if cluster.get("writable_sysctl") else []
             run(["docker", "create", "--name", name, "--hostname", node["name"],
-                 "--network", network, "--network-alias", node["name"],
+                 "--network", network, "--network-alias", node["name"], *caps,
                  "-p", f"127.0.0.1:{node['ssh_port']}:22", *tmpfs, "-v", f"{fabric}:/var/lib/npu-sim/fabric",
                  "--label", f"ascendops.sim.cluster={cluster['name']}", tag], capture=True)
             put_files(name, {
@@ -340,6 +343,8 @@ def cluster_up(path: Path, artifacts: Path) -> None:
                 "/root/.ssh/authorized_keys": (client_key.with_suffix(".pub").read_bytes(), 0o600),
             })
             run(["docker", "start", name], capture=True)
+            if cluster.get("writable_sysctl"):
+                run(["docker", "exec", name, "mount", "-o", "remount,rw", "/proc/sys"], capture=True)
             provision(name, dict(node, artifacts=str(artifacts)))
         pub = hostkey.with_suffix(".pub").read_text().split()
         hosts[f"[127.0.0.1]:{node['ssh_port']}"] = f"{pub[0]} {pub[1]}"

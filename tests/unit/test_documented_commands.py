@@ -23,6 +23,8 @@ ELSEWHERE: dict[tuple[str, tuple[str, ...]], str] = {
         "tests/unit/test_train_templates.py renders the performance run; molecule train runs the launch",
     ("playbooks/train_status.yml", ()): "molecule train verify.yml: the status tasks of the train role",
     ("playbooks/train_stop.yml", ()): "molecule train verify.yml: the stop tasks of the train role",
+    ("playbooks/cluster_check.yml", ()):
+        "molecule train verify.yml: the cluster_check tasks of the train role, passing and with a node closed",
     ("playbooks/bundle.yml", ("-e", "bundle_dir", "-e", "bundle_vendor_dir", "-e", "gr00t_version", "-e",
                               "bundle_pip_python")):
         "not runnable here: it downloads from Huawei, PyPI and GitHub; tests/unit/test_bundle.py covers its logic",

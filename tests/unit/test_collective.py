@@ -1,0 +1,157 @@
+"""Tests of the collective check's helpers: bandwidth, torchrun's command line, each node's
+result from its ranks' records, the processes it leaves, and the group's verdict."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.ascendops.gr00t.plugins.filter.train import FilterModule
+from ansible_collections.ascendops.gr00t.plugins.module_utils.collective import (
+    WORKER,
+    bus_bandwidth_gbps,
+    culprits,
+    marked_pids,
+    node_result,
+    read_rank_records,
+    stage_counts,
+    summarize,
+    torchrun_argv,
+)
+
+
+def done(rank: int, world: int = 4, seconds: float = 0.01, correct: bool = True) -> dict:
+    return {"rank": rank, "local_rank": rank % 2, "world_size": world, "stage": "done", "backend": "gloo",
+            "bytes": 4 * 2 ** 20, "seconds": seconds, "correct": correct, "value": float(world)}
+
+
+def passed(**extra) -> dict:
+    return dict(node_result(0, False, [done(0), done(1)], 2, "", 60), **extra)
+
+
+def test_bus_bandwidth_counts_what_each_link_carries() -> None:
+    # 1 GB in 1 s on 8 ranks: algorithm bandwidth 1 GB/s, bus bandwidth 2 * 7/8 of it.
+    assert bus_bandwidth_gbps(10 ** 9, 1.0, 8) == pytest.approx(1.75)
+    assert bus_bandwidth_gbps(10 ** 9, 1.0, 1) == 0.0
+    assert bus_bandwidth_gbps(10 ** 9, 0.0, 8) == 0.0
+
+
+def test_torchrun_line_is_the_launch_scripts_with_no_restarts() -> None:
+    argv = torchrun_argv("/env/bin/python", "/tmp/x/rank.py", ["/tmp/x/out", 4.0, 5], 3, 2, "10.0.0.1", 29500, 8)
+    assert argv[:3] == ["/env/bin/python", "-m", "torch.distributed.run"]
+    assert "--nnodes=3" in argv and "--node_rank=2" in argv and "--nproc_per_node=8" in argv
+    assert "--master_addr=10.0.0.1" in argv and "--master_port=29500" in argv and "--max_restarts=0" in argv
+    assert argv[-4:] == ["/tmp/x/rank.py", "/tmp/x/out", "4.0", "5"]
+
+
+def test_worker_is_valid_python_and_writes_each_stage() -> None:
+    compile(WORKER, "collective_rank.py", "exec")
+    for stage in ("started", "joined", "done"):
+        assert '"%s"' % stage in WORKER or "stage=\"%s\"" % stage in WORKER
+
+
+def test_records_are_read_by_rank_and_partial_files_skipped(tmp_path: Path) -> None:
+    (tmp_path / "rank-10.json").write_text(json.dumps(done(10)))
+    (tmp_path / "rank-2.json").write_text(json.dumps(done(2)))
+    (tmp_path / "rank-3.json").write_text("{not json")
+    (tmp_path / ".rank-4.json").write_text(json.dumps(done(4)))
+    assert [r["rank"] for r in read_rank_records(str(tmp_path))] == [2, 10]
+
+
+def test_a_node_passes_when_every_rank_got_the_world_size() -> None:
+    result = passed()
+    assert result["ok"] and result["joined"]
+    assert result["stages"] == ["done", "done"]
+    assert result["busbw_gbps"] == pytest.approx(bus_bandwidth_gbps(4 * 2 ** 20, 0.01, 4), abs=1e-3)
+
+
+def test_a_wrong_sum_fails_the_node() -> None:
+    result = node_result(0, False, [done(0), done(1, correct=False)], 2, "", 60)
+    assert not result["ok"]
+    assert "not the world size 4" in result["reason"]
+
+
+def test_a_timeout_reports_how_far_each_rank_got() -> None:
+    records = [{"rank": 0, "stage": "joined", "world_size": 4}]
+    result = node_result(-15, True, records, 2, "", 60)
+    assert not result["ok"] and not result["joined"]
+    assert result["stages"] == ["joined", "absent"]
+    assert result["reason"] == "no result within 60 s; rank stages: joined, absent"
+
+
+def test_a_rank_error_is_the_message() -> None:
+    records = [{"rank": 0, "stage": "started", "error": "RuntimeError: Connection refused [10.0.0.3]:4242"}]
+    result = node_result(1, False, records, 1, "line\n", 60)
+    assert result["reason"] == "RuntimeError: Connection refused [10.0.0.3]:4242"
+
+
+def test_torchrun_failing_before_any_rank_names_its_last_line() -> None:
+    result = node_result(1, False, [], 2, "starting\nRuntimeError: store unreachable\n", 60)
+    assert result["stages"] == ["absent", "absent"]
+    assert result["reason"].endswith("RuntimeError: store unreachable")
+
+
+def test_stage_counts_put_the_furthest_stage_first() -> None:
+    assert stage_counts(["done"] * 8) == "8 done"
+    assert stage_counts(["absent", "joined", "absent"]) == "1 joined 2 absent"
+    assert stage_counts([]) == "-"
+
+
+def test_marked_processes_are_found_by_their_token(tmp_path: Path) -> None:
+    for pid, argv in ((11, ["python", "rank.py", "tok-1"]), (12, ["sleep", "5"]), (13, ["x", "tok-10"])):
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "cmdline").write_bytes(b"\0".join(a.encode() for a in argv) + b"\0")
+    (tmp_path / "14").mkdir()
+    (tmp_path / "self").mkdir()
+    assert marked_pids("tok-1", str(tmp_path)) == [11]
+
+
+def failed_run(msg: str, joined: bool = False, timed_out: bool = False, errors: list | None = None) -> dict:
+    return {"ok": False, "joined": joined, "timed_out": timed_out, "stages": [], "errors": errors or [],
+            "output_tail": [], "reason": msg}
+
+
+def test_culprits_are_the_nodes_that_did_not_join_while_others_did() -> None:
+    results = {"n1": failed_run("x", joined=True, timed_out=True), "n2": failed_run("y", joined=True, timed_out=True),
+               "n3": failed_run("z")}
+    assert culprits(results, {}) == ["n3"]
+
+
+def test_culprits_are_the_nodes_the_errors_name() -> None:
+    err = ["RuntimeError: Connection refused to [10.0.0.3]:40123"]
+    results = {"n1": failed_run("a", errors=err), "n2": failed_run("b", errors=err), "n3": failed_run("c")}
+    addrs = {"n1": "10.0.0.1", "n2": "10.0.0.2", "n3": "10.0.0.3", "n4": "10.0.0.30"}
+    assert culprits(results, addrs) == ["n3"]
+
+
+def test_culprits_are_the_nodes_that_failed_alone_while_the_others_waited() -> None:
+    results = {"n1": failed_run("a", timed_out=True), "n2": failed_run("b", timed_out=True), "n3": failed_run("c")}
+    assert culprits(results, {}) == ["n3"]
+    everyone = {"n1": failed_run("a", timed_out=True), "n2": failed_run("b", timed_out=True)}
+    assert culprits(everyone, {}) == ["n1", "n2"]
+
+
+def test_a_passing_group_has_no_culprit_and_reports_time_and_bandwidth() -> None:
+    summary = summarize(["n1", "n2"], [passed(), passed()], ["10.0.0.1", "10.0.0.2"])
+    assert summary["report"].splitlines()[1].split()[3:5] == ["2", "done"]
+    assert summary["ok"] and summary["culprits"] == []
+    assert summary["msg"].startswith("collective check passed: 2 node(s), 4 rank(s), all-reduce 10.00 ms")
+    assert summary["report"].splitlines()[1].split()[:3] == ["n1", "pass", "gloo"]
+
+
+def test_a_node_that_never_ran_the_check_is_named() -> None:
+    summary = summarize(["n1", "n2", "n3"], [passed(joined=True), passed(joined=True), ""], ["", "", ""])
+    assert not summary["ok"]
+    assert summary["culprits"] == ["n3"]
+    assert "n3: did not run the check" in summary["msg"]
+    assert "Fix:" in summary["msg"] and "train_cluster_check: false" in summary["msg"]
+
+
+def test_an_unfinished_async_job_counts_as_timed_out() -> None:
+    summary = summarize(["n1"], [{"finished": 0, "ansible_job_id": "1"}], ["10.0.0.1"])
+    assert summary["failed"] == ["n1"] and "did not finish the check" in summary["msg"]
+
+
+def test_the_filter_is_registered() -> None:
+    assert "collective_summary" in FilterModule().filters()
