@@ -16,13 +16,14 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PY_COLORS := 1
 export ANSIBLE_FORCE_COLOR := 1
 
-.PHONY: help venv lint unit sim molecule faults test demo demo-down clean distclean
+.PHONY: help venv lint unit sim installed molecule faults test demo demo-down clean distclean
 
 help:
 	@echo "make demo       provision the simulated two-node 910B cluster with site.yml"
-	@echo "make test       lint + unit tests + molecule scenarios ($(SCENARIOS)) + faults"
+	@echo "make test       lint + unit tests + installed collection + molecule scenarios ($(SCENARIOS)) + faults"
 	@echo "make lint       yamllint --strict, ansible-lint --profile production, ansible-test sanity"
 	@echo "make unit       pytest tests/unit"
+	@echo "make installed  build and install the collection tarball, use it from a project outside the repo"
 	@echo "make molecule   molecule test for each scenario (SCENARIOS=...)"
 	@echo "make faults     fault-injection suite: site.yml on five nodes under faults, then reruns"
 	@echo "make demo-down  remove the demo containers"
@@ -51,6 +52,10 @@ sim: venv
 	$(SIMCTL) image
 	$(SIMCTL) artifacts $(ARTIFACTS) --extra-cann-version 8.5.0 --extra-driver-version 25.3.rc1
 
+# The collection as users get it: built, installed from the tarball, used by FQCN.
+installed: sim
+	pytest -q tests/installed
+
 molecule: sim
 	export SIM_IMAGE="$$($(SIMCTL) tag)"; \
 	for s in $(SCENARIOS); do molecule test -s $$s; done
@@ -59,7 +64,7 @@ molecule: sim
 faults: sim
 	pytest -q tests/faults
 
-test: lint unit molecule faults
+test: lint unit installed molecule faults
 
 demo: sim
 	$(SIMCTL) up tests/sim/clusters/demo.json --artifacts $(ARTIFACTS)

@@ -261,6 +261,9 @@ def summarize(hosts: list[str], raw_results: list[Any], addrs: list[str]) -> dic
     else:
         verdict = "collective check FAILED; did not join or failed: %s" % ", ".join(blamed)
     lines = ["Training cannot start: the collective check across %s failed; nothing was launched." % ", ".join(hosts)]
+    if results and all(r.get("stages") and set(r["stages"]) == {"absent"} for r in results.values()):
+        lines.append("No node started a rank: the torchrun agents never all met at the rendezvous, so a node of "
+                     "the group did not start torchrun or cannot reach the master's port.")
     for host in blamed:
         r = results[host]
         lines.append("%s: %s" % (host, r.get("reason") or "failed"))

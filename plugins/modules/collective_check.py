@@ -147,7 +147,6 @@ wall_seconds:
 import os
 import shutil
 import signal
-import subprocess
 import tempfile
 import time
 import uuid
@@ -164,6 +163,8 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.collective import 
 # The env file is sourced the way the launch scripts source it (CANN's set_env.sh reads
 # unset variables, so no `set -u` here).
 RUNNER = 'source "$1"; shift; exec "$@"'
+# timeout(1): 124 when it sent TERM, 137 when it had to KILL.
+TIMED_OUT = (124, 137)
 
 
 def kill_marked(token: str) -> list[int]:
@@ -176,7 +177,8 @@ def kill_marked(token: str) -> list[int]:
     return pids
 
 
-def run(params: dict, workdir: str) -> dict:
+def run(module: AnsibleModule, workdir: str) -> dict:
+    params = module.params
     token = "ascendops-collective-" + uuid.uuid4().hex
     out = os.path.join(workdir, "ranks")
     os.mkdir(out)
@@ -188,31 +190,16 @@ def run(params: dict, workdir: str) -> dict:
         fh.write(params["env"])
     # The rank program never waits longer than the whole check.
     args = [out, params["size_mb"], params["iterations"], params["backend"], params["timeout"], token]
-    argv = ["/bin/bash", "-c", RUNNER, "collective-check", env_file] + torchrun_argv(
-        params["python"], script, args, params["nnodes"], params["node_rank"], params["master_addr"],
-        params["master_port"], params["nproc_per_node"])
+    # timeout(1) ends torchrun with its process group; the ranks, each in a session of its
+    # own, are found by the token on their command line and killed after.
+    argv = ["timeout", "--kill-after=10", str(params["timeout"]), "/bin/bash", "-c", RUNNER, "collective-check",
+            env_file] + torchrun_argv(params["python"], script, args, params["nnodes"], params["node_rank"],
+                                      params["master_addr"], params["master_port"], params["nproc_per_node"])
     started = time.monotonic()
-    with open(os.path.join(workdir, "output.log"), "w+b") as log:
-        # Not run_command: the check needs its own session to kill on a timeout, and a log
-        # file rather than pipes that a hung rank would fill.
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                cwd=workdir, start_new_session=True)
-        timed_out = False
-        try:
-            rc = proc.wait(timeout=params["timeout"])
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                rc = proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                rc = proc.wait()
-        killed = kill_marked(token)
-        log.seek(0)
-        output = log.read().decode(errors="replace")
-    result = node_result(rc, timed_out, read_rank_records(out), params["nproc_per_node"], output,
-                         params["timeout"])
+    rc, stdout, stderr = module.run_command(argv, cwd=workdir)
+    killed = kill_marked(token)
+    result = node_result(rc, rc in TIMED_OUT, read_rank_records(out), params["nproc_per_node"],
+                         stdout + stderr, params["timeout"])
     result.update(killed=killed, wall_seconds=round(time.monotonic() - started, 2))
     return result
 
@@ -236,7 +223,7 @@ def main() -> None:
     )
     workdir = tempfile.mkdtemp(prefix="ascendops-collective-")
     try:
-        result = run(module.params, workdir)
+        result = run(module, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     msg = "collective check on this node: " + result["reason"]

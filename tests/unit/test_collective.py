@@ -155,3 +155,10 @@ def test_an_unfinished_async_job_counts_as_timed_out() -> None:
 
 def test_the_filter_is_registered() -> None:
     assert "collective_summary" in FilterModule().filters()
+
+
+def test_no_rank_anywhere_points_at_the_rendezvous() -> None:
+    waited = node_result(124, True, [], 2, "", 60)
+    summary = summarize(["n1", "n2"], [waited, waited], ["10.0.0.1", "10.0.0.2"])
+    assert "never all met at the rendezvous" in summary["msg"]
+    assert summary["report"].splitlines()[1].split()[:4] == ["n1", "FAIL", "-", "2"]

@@ -23,6 +23,8 @@ ELSEWHERE: dict[tuple[str, tuple[str, ...]], str] = {
         "tests/unit/test_train_templates.py renders the performance run; molecule train runs the launch",
     ("playbooks/train_status.yml", ()): "molecule train verify.yml: the status tasks of the train role",
     ("playbooks/train_stop.yml", ()): "molecule train verify.yml: the stop tasks of the train role",
+    ("ascendops.gr00t.site", ()): "tests/installed: ascendops.gr00t.site --tags preflight from the installed tarball",
+    ("ascendops.gr00t.train_status", ()): "tests/installed: from the installed tarball, report in the project",
     ("playbooks/cluster_check.yml", ()):
         "molecule train verify.yml: the cluster_check tasks of the train role, passing and with a node closed",
     ("playbooks/bundle.yml", ("-e", "bundle_dir", "-e", "bundle_vendor_dir", "-e", "gr00t_version", "-e",
