@@ -13,9 +13,19 @@ def train_group_decision(decisions: dict[str, dict], restart: bool = False) -> d
     return group_decision(decisions, bool(restart))
 
 
+def plain(value: Any) -> Any:
+    """Ansible's lazily templated containers as plain lists and dicts: read more than once,
+    a lazy list of one host's result came back empty for the next."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
 def collective_summary(hosts: list[str], results: list[Any], addrs: list[str]) -> dict:
     """Hosts, their collective_check results and addresses -> {ok, msg, report, culprits, ...}."""
-    return summarize(list(hosts), list(results), [str(a or "") for a in addrs])
+    return summarize([str(h) for h in hosts], plain(list(results)), [str(a or "") for a in addrs])
 
 
 class FilterModule:
