@@ -29,7 +29,19 @@ def _collection_root() -> Path:
     return root
 
 
-sys.path.insert(0, str(_collection_root()))
+def _collection_importable() -> bool:
+    """True under `ansible-test units`, which runs from inside an ansible_collections tree."""
+    try:
+        import ansible_collections.ascendops.gr00t.plugins  # noqa: F401 (probe)
+    except ImportError:
+        return False
+    return True
+
+
+if not _collection_importable():
+    sys.path.insert(0, str(_collection_root()))
+# The tests' own helpers (modrun, fake_torch), whatever import mode pytest runs in.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @pytest.fixture
