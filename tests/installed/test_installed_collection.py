@@ -54,16 +54,25 @@ def run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subpro
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
 
 
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment without the repository's Ansible settings (make exports ANSIBLE_CONFIG,
+    whose collections path finds the checkout as an installed ascendops.gr00t)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    env.update(extra)
+    return env
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """collections/ with the tarball installed, and nothing of the repository on the path."""
     root = tmp_path_factory.mktemp("installed")
-    built = run([str(BIN / "ansible-galaxy"), "collection", "build", str(REPO), "--output-path", str(root)], root)
+    built = run([str(BIN / "ansible-galaxy"), "collection", "build", str(REPO), "--output-path", str(root)], root,
+                clean_env())
     assert built.returncode == 0, built.stdout + built.stderr
     tarball = next(root.glob("ascendops-gr00t-*.tar.gz"))
     # Its dependencies (ansible.posix, community.general) come with the ansible package.
-    done = run([str(BIN / "ansible-galaxy"), "collection", "install", "--no-deps", "-p", str(root / "collections"),
-                str(tarball)], root)
+    done = run([str(BIN / "ansible-galaxy"), "collection", "install", "--no-deps", "--force", "-p",
+                str(root / "collections"), str(tarball)], root, clean_env())
     assert done.returncode == 0, done.stdout + done.stderr
     return root
 
@@ -88,8 +97,8 @@ def project(installed: Path) -> Iterator[tuple[Path, dict[str, str]]]:
     (proj / "ansible.cfg").write_text(f"[defaults]\ncollections_path = {installed / 'collections'}\n"
                                       "host_key_checking = False\n")
     (proj / "play.yml").write_text(PLAYBOOK)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
-    env.update(ANSIBLE_CONFIG=str(proj / "ansible.cfg"), PATH=f"{BIN}:{env['PATH']}", PWD=str(proj))
+    env = clean_env(ANSIBLE_CONFIG=str(proj / "ansible.cfg"), PWD=str(proj))
+    env["PATH"] = f"{BIN}:{env['PATH']}"
     try:
         yield proj, env
     finally:
@@ -141,8 +150,7 @@ def test_train_status_reports_into_the_project_not_the_collection(project: tuple
 
 @pytest.mark.parametrize("plugin_type", ["module", "filter"])
 def test_ansible_doc_documents_every_plugin_of_the_installed_collection(installed: Path, plugin_type: str) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
-    env["ANSIBLE_COLLECTIONS_PATH"] = str(installed / "collections")
+    env = clean_env(ANSIBLE_COLLECTIONS_PATH=str(installed / "collections"))
     listed = run([str(BIN / "ansible-doc"), "-t", plugin_type, "-l", "ascendops.gr00t"], installed, env)
     assert listed.returncode == 0, listed.stderr
     names = [line.split()[0] for line in listed.stdout.splitlines() if line.startswith("ascendops.gr00t.")]
