@@ -16,14 +16,15 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PY_COLORS := 1
 export ANSIBLE_FORCE_COLOR := 1
 
-.PHONY: help venv lint unit sim installed molecule faults test demo demo-down clean distclean
+.PHONY: help venv lint unit sim installed secrets molecule faults test demo demo-down clean distclean
 
 help:
 	@echo "make demo       provision the simulated two-node 910B cluster with site.yml"
-	@echo "make test       lint + unit tests + installed collection + molecule scenarios ($(SCENARIOS)) + faults"
+	@echo "make test       lint + unit tests + installed collection + secrets + molecule scenarios ($(SCENARIOS)) + faults"
 	@echo "make lint       yamllint --strict, ansible-lint --profile production, ansible-test sanity"
 	@echo "make unit       pytest tests/unit"
 	@echo "make installed  build and install the collection tarball, use it from a project outside the repo"
+	@echo "make secrets    index and proxy URLs with passwords: the passwords show nowhere"
 	@echo "make molecule   molecule test for each scenario (SCENARIOS=...)"
 	@echo "make faults     fault-injection suite: site.yml on five nodes under faults, then reruns"
 	@echo "make demo-down  remove the demo containers"
@@ -56,6 +57,10 @@ sim: venv
 installed: sim
 	pytest -q tests/installed
 
+# Credentials in the pip index and proxy URLs: not in the output, the logs or the node's files.
+secrets: sim
+	pytest -q tests/secrets
+
 molecule: sim
 	export SIM_IMAGE="$$($(SIMCTL) tag)"; \
 	for s in $(SCENARIOS); do molecule test -s $$s; done
@@ -64,7 +69,7 @@ molecule: sim
 faults: sim
 	pytest -q tests/faults
 
-test: lint unit installed molecule faults
+test: lint unit installed secrets molecule faults
 
 demo: sim
 	$(SIMCTL) up tests/sim/clusters/demo.json --artifacts $(ARTIFACTS)

@@ -33,6 +33,8 @@ options:
   pip_args:
     description:
       - Extra pip install arguments, such as the output of the C(ascendops.gr00t.pip_options) filter.
+      - The password of a URL among them (C(https://user:password@mirror/simple)) is masked in
+        everything the module returns.
     type: list
     elements: str
     default: []
@@ -82,6 +84,7 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.pip_pins import (
     parse_pip_list,
     pending_pins,
 )
+from ansible_collections.ascendops.gr00t.plugins.module_utils.redact import url_passwords
 
 PIP_QUIET = ["--disable-pip-version-check", "--no-input"]
 # The user's ~/.local must neither satisfy nor receive the environment's packages.
@@ -110,6 +113,9 @@ def main() -> None:
         },
         supports_check_mode=True,
     )
+    # A mirror URL may carry user:password@: whatever the module returns (the command, pip's
+    # output, a message) shows the password masked.
+    module.no_log_values.update(url_passwords(module.params["pip_args"]))
     python, specs = module.params["python"], module.params["requirements"]
     try:
         for spec in specs:

@@ -43,6 +43,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "harness"))
 from playlog import failure_message, recap, results  # noqa: E402 (path set just above)
+from siminv import inventory as sim_inventory  # noqa: E402 (path set just above)
 
 SIMCTL = [sys.executable, str(REPO / "tests" / "harness" / "simctl.py")]
 ARTIFACTS = REPO / ".sim" / "artifacts"
@@ -89,27 +90,15 @@ def cluster_spec() -> dict:
 
 
 def inventory(cluster: dict, source_url: str) -> dict:
-    """Group vars of the sim inventory, reached with OpenSSH as real nodes are."""
-    sim_vars = yaml.safe_load((REPO / "inventories" / "sim" / "group_vars" / "all.yml").read_text())
-    sim_vars.update(
-        ansible_ssh_private_key_file=str(REPO / ".sim" / "ssh" / "id_ed25519"),
-        ascend_artifact_source=str(ARTIFACTS),
-        gr00t_version=(REPO / ".sim" / "gr00t-fixtures" / "git" / "commits").read_text().split()[-1],
-        # The device network has its own faults (molecule network); these nodes have no addresses.
-        ascend_manage_npu_network=False,
-    )
-    hosts = {}
-    for node in cluster["nodes"]:
-        host_vars = {"ansible_host": "127.0.0.1", "ansible_port": node["ssh_port"]}
-        if node["name"] == "f-source":
-            host_vars["ascend_artifact_source"] = source_url
-        if node["name"] == "f-disk":
-            host_vars["preflight_disk_requirements"] = [
-                {"path": "/usr/local/Ascend", "min_free_gb": 0.04, "purpose": "NPU driver and CANN"},
-                {"path": "/opt", "min_free_gb": 2, "purpose": "conda environment and GR00T"},
-            ]
-        hosts[node["name"]] = host_vars
-    return {"all": {"vars": sim_vars, "children": {"ascend_nodes": {"hosts": hosts}}}}
+    """The sim inventory's settings for the cluster's nodes, reached with OpenSSH as real nodes are."""
+    inv = sim_inventory({node["name"]: node["ssh_port"] for node in cluster["nodes"]})
+    hosts = inv["all"]["children"]["ascend_nodes"]["hosts"]
+    hosts["f-source"]["ascend_artifact_source"] = source_url
+    hosts["f-disk"]["preflight_disk_requirements"] = [
+        {"path": "/usr/local/Ascend", "min_free_gb": 0.04, "purpose": "NPU driver and CANN"},
+        {"path": "/opt", "min_free_gb": 2, "purpose": "conda environment and GR00T"},
+    ]
+    return inv
 
 
 # ---------------------------------------------------------------- the nodes and the source

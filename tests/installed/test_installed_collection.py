@@ -17,8 +17,9 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-SIMCTL = [sys.executable, str(REPO / "tests" / "harness" / "simctl.py")]
-ARTIFACTS = REPO / ".sim" / "artifacts"
+sys.path.insert(0, str(REPO / "tests" / "harness"))
+from siminv import cluster, inventory  # noqa: E402 (path set just above)
+
 BIN = Path(sys.executable).parent
 NODE, PORT = "node1", 22240
 STATE_DIR = "/var/lib/ascendops/train"
@@ -80,29 +81,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def project(installed: Path) -> Iterator[tuple[Path, dict[str, str]]]:
     """A project directory outside the repository, its inventory, and one simulated node."""
-    cluster = installed / "cluster.json"
-    cluster.write_text(json.dumps({"name": "installed", "nodes": [
-        {"name": NODE, "ssh_port": PORT, "driver": "25.5.1", "kernel_headers": True, "state": {}}]}))
-    subprocess.run([*SIMCTL, "down", str(cluster)], check=True)
-    subprocess.run([*SIMCTL, "up", str(cluster), "--artifacts", str(ARTIFACTS)], check=True)
     proj = installed / "project"
     proj.mkdir()
-    sim_vars = yaml.safe_load((REPO / "inventories" / "sim" / "group_vars" / "all.yml").read_text())
-    sim_vars.update(ansible_ssh_private_key_file=str(REPO / ".sim" / "ssh" / "id_ed25519"),
-                    ascend_artifact_source=str(ARTIFACTS), ascend_manage_npu_network=False,
-                    gr00t_version=(REPO / ".sim" / "gr00t-fixtures" / "git" / "commits").read_text().split()[-1])
-    inventory = {"all": {"vars": sim_vars, "children": {"ascend_nodes": {"hosts": {
-        NODE: {"ansible_host": "127.0.0.1", "ansible_port": PORT}}}}}}
-    (proj / "inventory.yml").write_text(yaml.safe_dump(inventory, sort_keys=False))
+    (proj / "inventory.yml").write_text(yaml.safe_dump(inventory({NODE: PORT}), sort_keys=False))
     (proj / "ansible.cfg").write_text(f"[defaults]\ncollections_path = {installed / 'collections'}\n"
                                       "host_key_checking = False\n")
     (proj / "play.yml").write_text(PLAYBOOK)
     env = clean_env(ANSIBLE_CONFIG=str(proj / "ansible.cfg"), PWD=str(proj))
     env["PATH"] = f"{BIN}:{env['PATH']}"
-    try:
+    with cluster(installed, "installed", {NODE: PORT}):
         yield proj, env
-    finally:
-        subprocess.run([*SIMCTL, "down", str(cluster)], check=False)
 
 
 def playbook(project: tuple[Path, dict[str, str]], *args: str) -> subprocess.CompletedProcess:

@@ -126,6 +126,7 @@ if args[:3] == ["-m", "pip", "install"]:
     for spec in specs:
         name = spec.split("==")[0]
         if name in data.get("missing", []):
+            sys.stderr.write("Looking in indexes: %s\\n" % " ".join(args))
             sys.stderr.write("ERROR: No matching distribution found for %s\\n" % spec)
             with open(state, "w") as fh:
                 json.dump(data, fh)
@@ -205,3 +206,14 @@ def test_module_refuses_a_bad_pin_and_a_missing_python(tmp_path, monkeypatch, ca
     result = run_module(pip_pins.main, monkeypatch, capsys,
                         {"python": str(tmp_path / "nope"), "requirements": ["torch"]})
     assert result["failed"] is True and "create the environment first" in result["msg"]
+
+
+def test_module_masks_the_password_of_an_index_url(fake_env, monkeypatch, capsys) -> None:
+    python, dummy = fake_env({}, missing=["torch_npu"])
+    result = run_module(pip_pins.main, monkeypatch, capsys, {
+        "python": str(python), "requirements": PINS,
+        "pip_args": ["--index-url", "https://ci:Idx5ecret@pypi.example.com/simple"]})
+    assert result["failed"] is True
+    text = json.dumps(result)
+    assert "Idx5ecret" not in text
+    assert "pypi.example.com" in text
