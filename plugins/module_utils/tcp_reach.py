@@ -1,0 +1,94 @@
+# -*- coding: utf-8 -*-
+# Copyright: ascendops.gr00t maintainers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Whether ports of a master are free and reachable from the other nodes: the master
+listens for a bounded time and counts connections, the others connect."""
+from __future__ import annotations
+
+import selectors
+import socket
+import time
+from typing import Any, Iterable
+
+
+def parse_ports(specs: Iterable[Any]) -> list[int]:
+    """'29500', '60000-60031', 29500 or '29500,60000-60031' -> sorted unique ports."""
+    ports: set[int] = set()
+    for spec in specs:
+        for part in str(spec).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            low, sep, high = part.partition("-")
+            first, last = int(low), int(high) if sep else int(low)
+            if not 1 <= first <= last <= 65535:
+                raise ValueError("port range %r is not within 1-65535, low to high" % part)
+            ports.update(range(first, last + 1))
+    return sorted(ports)
+
+
+def listen(ports: list[int], peers: int, seconds: float) -> dict:
+    """Bind every port (SO_REUSEADDR, as torchrun's store and HCCL bind, so TIME_WAIT sockets
+    of a stopped run do not count as taken), accept until each port saw `peers` connections or
+    the time is up, then close everything. A peer closes first, so no socket of ours lingers."""
+    sel = selectors.DefaultSelector()
+    servers = []
+    counts = dict.fromkeys(ports, 0)
+    try:
+        for port in ports:
+            srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            servers.append(srv)
+            srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                srv.bind(("0.0.0.0", port))
+            except OSError as exc:
+                return {"ok": False, "code": "in_use", "counts": counts,
+                        "msg": "port %d cannot be bound: %s" % (port, exc)}
+            srv.listen(max(peers, 1) + 8)
+            srv.setblocking(False)
+            sel.register(srv, selectors.EVENT_READ, port)
+        deadline = time.monotonic() + seconds
+        while min(counts.values(), default=peers) < peers and time.monotonic() < deadline:
+            for key, dummy in sel.select(max(deadline - time.monotonic(), 0)):
+                conn, dummy_addr = key.fileobj.accept()
+                conn.settimeout(max(min(2.0, deadline - time.monotonic()), 0.1))
+                try:
+                    conn.recv(1)
+                except OSError:
+                    pass
+                conn.close()
+                counts[key.data] += 1
+    finally:
+        sel.close()
+        for srv in servers:
+            srv.close()
+    missing = [port for port in ports if counts[port] < peers]
+    if missing:
+        return {"ok": False, "code": "missing", "counts": counts,
+                "msg": "port(s) with fewer than %d connection(s) after %g s: %s" % (peers, seconds, compact(missing))}
+    return {"ok": True, "code": "ok", "counts": counts,
+            "msg": "%d port(s) free and reached by %d node(s)" % (len(ports), peers)}
+
+
+def connect(address: str, ports: list[int], timeout: float) -> dict:
+    """A TCP connect to every port of `address`, closed at once."""
+    failed = []
+    for port in ports:
+        try:
+            socket.create_connection((address, port), timeout).close()
+        except OSError as exc:
+            failed.append("%d (%s)" % (port, exc))
+    if failed:
+        return {"ok": False, "code": "unreachable", "failed_ports": failed, "msg": "; ".join(failed)}
+    return {"ok": True, "code": "ok", "failed_ports": [], "msg": "all %d port(s) reached" % len(ports)}
+
+
+def compact(ports: list[int]) -> str:
+    """[1, 2, 3, 7] -> '1-3,7'."""
+    runs: list[list[int]] = []
+    for port in sorted(ports):
+        if runs and port == runs[-1][1] + 1:
+            runs[-1][1] = port
+        else:
+            runs.append([port, port])
+    return ",".join(str(a) if a == b else "%d-%d" % (a, b) for a, b in runs)

@@ -1,0 +1,69 @@
+"""Tests of the TCP reach check: port specs, the master's listener and the others' connects,
+on real sockets of this machine."""
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+
+from ansible_collections.ascendops.gr00t.plugins.module_utils.tcp_reach import compact, connect, listen, parse_ports
+
+
+def free_ports(count: int) -> list[int]:
+    socks = [socket.socket() for dummy in range(count)]
+    for sock in socks:
+        sock.bind(("127.0.0.1", 0))
+    ports = [sock.getsockname()[1] for sock in socks]
+    for sock in socks:
+        sock.close()
+    return ports
+
+
+def test_port_specs_expand_and_compact() -> None:
+    assert parse_ports(["29500", "60000-60003", 29500, "1,2"]) == [1, 2, 29500, 60000, 60001, 60002, 60003]
+    assert compact([60003, 60000, 60001, 60002, 29500, 7]) == "7,29500,60000-60003"
+    for bad in ("0", "70000", "9-3", "x"):
+        with pytest.raises(ValueError):
+            parse_ports([bad])
+
+
+def test_every_port_reached_by_every_peer() -> None:
+    ports = free_ports(2)
+    result: dict = {}
+    listener = threading.Thread(target=lambda: result.update(listen(ports, 2, 10)))
+    listener.start()
+    reached = []
+    for dummy in range(2):
+        while True:
+            attempt = connect("127.0.0.1", ports, 1)
+            if attempt["ok"]:
+                reached.append(attempt)
+                break
+    listener.join()
+    assert result["ok"] and result["code"] == "ok" and all(n >= 2 for n in result["counts"].values())
+    assert reached[0]["msg"] == "all 2 port(s) reached"
+
+
+def test_a_port_too_few_peers_reached_is_named() -> None:
+    ports = free_ports(1)
+    result = listen(ports, 1, 0.3)
+    assert not result["ok"] and result["code"] == "missing"
+    assert str(ports[0]) in result["msg"]
+
+
+def test_a_port_another_process_listens_on_is_in_use() -> None:
+    holder = socket.socket()
+    holder.bind(("0.0.0.0", 0))
+    holder.listen()
+    try:
+        result = listen([holder.getsockname()[1]], 1, 1)
+    finally:
+        holder.close()
+    assert result["code"] == "in_use" and "cannot be bound" in result["msg"]
+
+
+def test_nothing_listens_after_the_check() -> None:
+    ports = free_ports(1)
+    listen(ports, 1, 0.2)
+    assert connect("127.0.0.1", ports, 0.5)["code"] == "unreachable"
