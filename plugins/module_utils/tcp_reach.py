@@ -50,7 +50,11 @@ def listen(ports: list[int], peers: int, seconds: float) -> dict:
         deadline = time.monotonic() + seconds
         while min(counts.values(), default=peers) < peers and time.monotonic() < deadline:
             for key, dummy in sel.select(max(deadline - time.monotonic(), 0)):
-                conn, dummy_addr = key.fileobj.accept()
+                try:
+                    conn, dummy_addr = key.fileobj.accept()
+                except OSError:
+                    # The peer gave up before the accept (or another wakeup took it): not counted.
+                    continue
                 conn.settimeout(max(min(2.0, deadline - time.monotonic()), 0.1))
                 try:
                     conn.recv(1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 
 import pytest
 
@@ -31,16 +32,19 @@ def test_port_specs_expand_and_compact() -> None:
 def test_every_port_reached_by_every_peer() -> None:
     ports = free_ports(2)
     result: dict = {}
-    listener = threading.Thread(target=lambda: result.update(listen(ports, 2, 10)))
+    listener = threading.Thread(target=lambda: result.update(listen(ports, 2, 30)))
     listener.start()
     reached = []
-    for dummy in range(2):
-        while True:
-            attempt = connect("127.0.0.1", ports, 1)
-            if attempt["ok"]:
-                reached.append(attempt)
-                break
-    listener.join()
+    # Bounded: the listener may not be bound yet, and it ends after 30 s whatever happens.
+    deadline = time.monotonic() + 30
+    while len(reached) < 2 and time.monotonic() < deadline:
+        attempt = connect("127.0.0.1", ports, 1)
+        if attempt["ok"]:
+            reached.append(attempt)
+        else:
+            time.sleep(0.05)
+    listener.join(40)
+    assert len(reached) == 2, result
     assert result["ok"] and result["code"] == "ok" and all(n >= 2 for n in result["counts"].values())
     assert reached[0]["msg"] == "all 2 port(s) reached"
 
