@@ -10,21 +10,16 @@ import socket
 import time
 from typing import Any, Iterable
 
+from ansible_collections.ascendops.gr00t.plugins.module_utils.hccn import format_ranges, parse_ranges
+
 
 def parse_ports(specs: Iterable[Any]) -> list[int]:
     """'29500', '60000-60031', 29500 or '29500,60000-60031' -> sorted unique ports."""
-    ports: set[int] = set()
-    for spec in specs:
-        for part in str(spec).split(","):
-            part = part.strip()
-            if not part:
-                continue
-            low, sep, high = part.partition("-")
-            first, last = int(low), int(high) if sep else int(low)
-            if not 1 <= first <= last <= 65535:
-                raise ValueError("port range %r is not within 1-65535, low to high" % part)
-            ports.update(range(first, last + 1))
-    return sorted(ports)
+    spans = parse_ranges(",".join(str(spec) for spec in specs))
+    for low, high in spans:
+        if not 1 <= low <= high <= 65535:
+            raise ValueError("port range %d-%d is not within 1-65535, low to high" % (low, high))
+    return [port for low, high in spans for port in range(low, high + 1)]
 
 
 def listen(ports: list[int], peers: int, seconds: float) -> dict:
@@ -69,7 +64,8 @@ def listen(ports: list[int], peers: int, seconds: float) -> dict:
     missing = [port for port in ports if counts[port] < peers]
     if missing:
         return {"ok": False, "code": "missing", "counts": counts,
-                "msg": "port(s) with fewer than %d connection(s) after %g s: %s" % (peers, seconds, compact(missing))}
+                "msg": "port(s) with fewer than %d connection(s) after %g s: %s" % (
+                    peers, seconds, format_ranges(parse_ranges(",".join(map(str, missing)))))}
     return {"ok": True, "code": "ok", "counts": counts,
             "msg": "%d port(s) free and reached by %d node(s)" % (len(ports), peers)}
 
@@ -85,14 +81,3 @@ def connect(address: str, ports: list[int], timeout: float) -> dict:
     if failed:
         return {"ok": False, "code": "unreachable", "failed_ports": failed, "msg": "; ".join(failed)}
     return {"ok": True, "code": "ok", "failed_ports": [], "msg": "all %d port(s) reached" % len(ports)}
-
-
-def compact(ports: list[int]) -> str:
-    """[1, 2, 3, 7] -> '1-3,7'."""
-    runs: list[list[int]] = []
-    for port in sorted(ports):
-        if runs and port == runs[-1][1] + 1:
-            runs[-1][1] = port
-        else:
-            runs.append([port, port])
-    return ",".join(str(a) if a == b else "%d-%d" % (a, b) for a, b in runs)

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from ansible_collections.ascendops.gr00t.plugins.module_utils.tcp_reach import compact, connect, listen, parse_ports
+from ansible_collections.ascendops.gr00t.plugins.module_utils.hccn import format_ranges, parse_ranges
+from ansible_collections.ascendops.gr00t.plugins.module_utils.tcp_reach import connect, listen, parse_ports
 
 
 def free_ports(count: int) -> list[int]:
@@ -23,7 +24,7 @@ def free_ports(count: int) -> list[int]:
 
 def test_port_specs_expand_and_compact() -> None:
     assert parse_ports(["29500", "60000-60003", 29500, "1,2"]) == [1, 2, 29500, 60000, 60001, 60002, 60003]
-    assert compact([60003, 60000, 60001, 60002, 29500, 7]) == "7,29500,60000-60003"
+    assert format_ranges(parse_ranges("60003,60000,60001,60002,29500,7")) == "7,29500,60000-60003"
     for bad in ("0", "70000", "9-3", "x"):
         with pytest.raises(ValueError):
             parse_ports([bad])
