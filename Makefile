@@ -21,7 +21,7 @@ export ANSIBLE_FORCE_COLOR := 1
 help:
 	@echo "make demo       provision the simulated two-node 910B cluster with site.yml"
 	@echo "make test       lint + unit tests + installed collection + secrets + molecule scenarios ($(SCENARIOS)) + faults"
-	@echo "make lint       yamllint --strict, ansible-lint --profile production, ansible-test sanity"
+	@echo "make lint       yamllint --strict, ansible-lint --profile production, changelog fragments, ansible-test sanity"
 	@echo "make unit       pytest tests/unit"
 	@echo "make installed  build and install the collection tarball, use it from a project outside the repo"
 	@echo "make secrets    index and proxy URLs with passwords: the passwords show nowhere"
@@ -42,6 +42,7 @@ venv: $(VENV)/.installed
 lint: venv
 	yamllint --strict .
 	ansible-lint --profile production
+	antsibull-changelog lint
 	tests/sanity/run.sh
 
 unit: venv
@@ -53,7 +54,8 @@ sim: venv
 	$(SIMCTL) image
 	$(SIMCTL) artifacts $(ARTIFACTS) --extra-cann-version 8.5.0 --extra-driver-version 25.3.rc1
 
-# The collection as users get it: built, installed from the tarball, used by FQCN.
+# The collection as users get it: built, accepted by Galaxy's importer, installed from the
+# tarball, used by FQCN.
 installed: sim
 	pytest -q tests/installed
 

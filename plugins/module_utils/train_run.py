@@ -17,6 +17,15 @@ from typing import Optional
 CHECKPOINT = re.compile(r"^checkpoint-\d+$")
 
 
+def read_text(path: str) -> str:
+    """A log's text; empty when it is absent or unreadable (a node that has not logged yet)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
 def read_int(path: str) -> Optional[int]:
     """The integer a pidfile or exit file holds; None when absent or not a number."""
     try:

@@ -178,16 +178,9 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.train_run import (
     pid_alive,
     read_int,
     read_record,
+    read_text,
     run_state,
 )
-
-
-def read_text(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except OSError:
-        return ""
 
 
 def status(params: dict) -> dict:

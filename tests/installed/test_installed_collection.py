@@ -136,6 +136,37 @@ def test_train_status_reports_into_the_project_not_the_collection(project: tuple
     assert not list(installed.joinpath("collections").rglob("reports")), "a report was written into the collection"
 
 
+IMPORTER_CONFIG = """\
+[galaxy-importer]
+RUN_ANSIBLE_TEST = False
+RUN_ANSIBLE_LINT = True
+"""
+
+
+def test_galaxy_importer_accepts_the_tarball(installed: Path) -> None:
+    """Galaxy's own import checks (metadata, docs of every plugin, role READMEs, ansible-lint)."""
+    config = installed / "galaxy-importer.cfg"
+    config.write_text(IMPORTER_CONFIG)
+    env = clean_env(GALAXY_IMPORTER_CONFIG=str(config))
+    env["PATH"] = f"{BIN}:{env['PATH']}"
+    tarball = next(installed.glob("ascendops-gr00t-*.tar.gz"))
+    res = run([sys.executable, "-m", "galaxy_importer.main", str(tarball)], installed, env)
+    output = res.stdout + res.stderr
+    assert res.returncode == 0, output[-3000:]
+    assert "Importer processing completed successfully" in output, output[-3000:]
+    problems = [line for line in output.splitlines() if line.startswith(("ERROR", "WARNING"))]
+    assert problems == [], "\n".join(problems)
+
+
+def test_an_execution_environment_takes_only_the_runtime_requirements(installed: Path) -> None:
+    """ansible-builder reads meta/execution-environment.yml: matplotlib, not the development pins."""
+    res = run([str(BIN / "ansible-builder"), "introspect", "--sanitize", str(installed / "collections")],
+              installed, clean_env())
+    assert res.returncode == 0, res.stderr
+    python = yaml.safe_load(res.stdout)["python"]
+    assert [line.split()[0] for line in python] == ["matplotlib>=3.8"], res.stdout
+
+
 @pytest.mark.parametrize("plugin_type", ["module", "filter"])
 def test_ansible_doc_documents_every_plugin_of_the_installed_collection(installed: Path, plugin_type: str) -> None:
     env = clean_env(ANSIBLE_COLLECTIONS_PATH=str(installed / "collections"))

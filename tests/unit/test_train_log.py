@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.ascendops.gr00t.plugins.module_utils import train_log
+from ansible_collections.ascendops.gr00t.plugins.modules import train_report
 
 REPO = Path(__file__).resolve().parents[2]
 KNOWN_LOG = REPO / "tests" / "fixtures" / "train" / "known.log"
@@ -102,37 +103,39 @@ def test_root_cause_before_timeouts() -> None:
     assert [h["error"] for h in hints] == ["forked_npu", "hccl_timeout"]
 
 
+def installed_tools(tmp_path: Path) -> Path:
+    """train_fps.py and train_log.py side by side, as the train role installs them on a node."""
+    shutil.copy(REPO / "roles" / "train" / "files" / "train_fps.py", tmp_path)
+    shutil.copy(REPO / "plugins" / "module_utils" / "train_log.py", tmp_path)
+    return tmp_path / "train_fps.py"
+
+
 def test_cli_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "perf.json"
-    res = subprocess.run([sys.executable, str(REPO / "files/train_fps.py"), str(KNOWN_LOG),
+    res = subprocess.run([sys.executable, str(installed_tools(tmp_path)), str(KNOWN_LOG),
                           "--global-batch-size", "640", "--warmup-steps", "2", "--json", str(out)],
                          capture_output=True, text=True, check=True)
     assert "FPS: 80.00 samples/s" in res.stdout
     assert json.loads(out.read_text())["samples_per_second"] == 80.0
 
 
-def test_cli_beside_the_parser(tmp_path: Path) -> None:
-    # On a node the train role installs train_fps.py and train_log.py side by side.
-    shutil.copy(REPO / "files/train_fps.py", tmp_path)
-    shutil.copy(REPO / "plugins/module_utils/train_log.py", tmp_path)
-    res = subprocess.run([sys.executable, str(tmp_path / "train_fps.py"), str(KNOWN_LOG),
+def test_cli_without_a_timed_step(tmp_path: Path) -> None:
+    res = subprocess.run([sys.executable, str(installed_tools(tmp_path)), str(KNOWN_LOG),
                           "--global-batch-size", "640", "--warmup-steps", "7"],
                          capture_output=True, text=True, check=False)
     assert res.returncode == 1 and "FPS: no timed step after the 7 warm-up steps" in res.stdout
 
 
 def test_report_png_and_json(tmp_path: Path) -> None:
-    png, summary = tmp_path / "r" / "train.png", tmp_path / "r" / "train.json"
-    subprocess.run([sys.executable, str(REPO / "files/train_report.py"), "--png", str(png), "--json", str(summary),
-                    "--global-batch-size", "640", "--warmup-steps", "2", f"node1={KNOWN_LOG}",
-                    f"node2={tmp_path / 'missing.log'}"], check=True, capture_output=True)
+    nodes = train_report.summaries({"node1": str(KNOWN_LOG), "node2": str(tmp_path / "missing.log")}, 640, 2, None)
+    assert nodes["node1"]["samples_per_second"] == 80.0
+    assert nodes["node2"]["last_step"] == 0
+    png = tmp_path / "train.png"
+    train_report.render_png(nodes, str(png), "GR00T run r")
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
     assert width > 100 and height > 100 and len(data) > 5000
-    nodes = json.loads(summary.read_text())["nodes"]
-    assert nodes["node1"]["samples_per_second"] == 80.0
-    assert nodes["node2"]["last_step"] == 0
 
 
 def test_only_the_last_attempt_counts(known: str) -> None:

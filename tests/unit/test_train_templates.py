@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,10 +15,19 @@ KNOWN_LOG = REPO / "tests" / "fixtures" / "train" / "known.log"
 
 
 def render(name: str, variables: dict) -> str:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(REPO / "templates")), undefined=jinja2.StrictUndefined,
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(REPO / "roles" / "train" / "templates")), undefined=jinja2.StrictUndefined,
                              trim_blocks=True)
     env.filters.update(core.FilterModule().filters())  # quote, ternary, bool, comment, to_nice_json, ...
     return env.get_template(name).render(**variables)
+
+
+def node_tools(tmp_path: Path) -> Path:
+    """The FPS command and the log parser side by side, as the train role installs them."""
+    tools = tmp_path / "tools"
+    tools.mkdir(exist_ok=True)
+    shutil.copy(REPO / "roles" / "train" / "files" / "train_fps.py", tools)
+    shutil.copy(REPO / "plugins" / "module_utils" / "train_log.py", tools)
+    return tools
 
 
 @pytest.fixture
@@ -47,7 +57,7 @@ def node(tmp_path: Path) -> dict:
         "__train_deepspeed_file": str(out / "ds.json"), "__train_resuming": False, "train_resume_args": [],
         "train_extra_args": ["--learning_rate", "1e-4"], "train_python": str(fake_python),
         "train_launcher": "/env/bin/gr00t_npu_launch.py", "train_entry_point": "gr00t/experiment/launch_finetune.py",
-        "train_warmup_steps": 2, "__train_log_tool": str(REPO / "files" / "train_fps.py"),
+        "train_warmup_steps": 2, "__train_log_tool": str(node_tools(tmp_path) / "train_fps.py"),
         "train_cann_set_env": str(set_env), "train_nnal_set_env": str(tmp_path / "absent.sh"),
         "train_nnal_cxx_abi": 1,
         "__train_site_packages": "/env/lib/python3.10/site-packages", "__train_visible_devices": list(range(8)),

@@ -5,8 +5,8 @@
     train_fps.py LOG --global-batch-size N --warmup-steps W [--max-steps M] [--json OUT]
 
 Prints the FPS line and exits 1 when no step after the warm-up was timed. The numbers come
-from the collection's log parser (plugins/module_utils/train_log.py), installed beside this
-script on a node; run from the collection, the parser is read from plugins/module_utils.
+from the collection's log parser (train_log.py), which the train role installs beside this
+script (module ascendops.gr00t.train_log_parser).
 """
 from __future__ import annotations
 
@@ -16,11 +16,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-_HERE = Path(__file__).resolve().parent
-for _parser_dir in (_HERE, _HERE.parent / "plugins" / "module_utils"):
-    if (_parser_dir / "train_log.py").is_file():
-        sys.path.insert(0, str(_parser_dir))
-        break
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from train_log import summarize  # noqa: E402  (path set above)
 
