@@ -281,12 +281,17 @@ def converge_requirements(module: AnsibleModule, python: str) -> NoReturn:
     module.exit_json(**dict(result, versions=versions_of(names, have)))
 
 
+def editable_versions(module: AnsibleModule, python: str, path: str) -> dict[str, str]:
+    """{project: version} of the distributions installed editable from `path`; empty when none is."""
+    return {canonical_name(record["name"]): record["version"]
+            for record in query(module, python, "editable") if editable_points_at([record], path)}
+
+
 def converge_editable(module: AnsibleModule, python: str) -> NoReturn:
     path = os.path.normpath(module.params["editable"])
-    records = query(module, python, "editable")
-    if editable_points_at(records, path):
-        module.exit_json(changed=False, pending=[], versions={
-            canonical_name(r["name"]): r["version"] for r in records if editable_points_at([r], path)})
+    versions = editable_versions(module, python, path)
+    if versions:
+        module.exit_json(changed=False, pending=[], versions=versions)
     if not os.path.isdir(path):
         module.fail_json(msg=f"editable: {path} is not a directory: check the project out first.")
     pending = [{"spec": f"-e {path}", "name": None, "have": None, "want": None,
@@ -294,8 +299,7 @@ def converge_editable(module: AnsibleModule, python: str) -> NoReturn:
     if module.check_mode:
         module.exit_json(changed=True, pending=pending, versions={})
     install(module, python, ["-e", path], pending)
-    records = query(module, python, "editable")
-    versions = {canonical_name(r["name"]): r["version"] for r in records if editable_points_at([r], path)}
+    versions = editable_versions(module, python, path)
     if not versions:
         module.fail_json(msg=f"pip install -e {path} succeeded but no distribution records an editable "
                              f"install of {path} (direct_url.json)", pending=pending)
