@@ -7,28 +7,15 @@ checkout's own pyproject with those left out and DeepSpeed added.
 """
 from __future__ import annotations
 
-import re
 import tomllib
 from typing import Any
 
-_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-
-
-def normalize(name: str) -> str:
-    """PEP 503 name: flash_attn, Flash.Attn and flash-attn are one project."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def requirement_name(requirement: str) -> str:
-    match = _NAME.match(requirement)
-    if not match:
-        raise ValueError("not a requirement: {0!r}".format(requirement))
-    return normalize(match.group(1))
+from ansible_collections.ascendops.gr00t.plugins.module_utils.pip_pins import canonical_name, requirement_name
 
 
 def is_dropped(name: str, drop: list[str]) -> bool:
     """A dropped name also covers its variants (tensorrt drops tensorrt-cu12, tensorrt-cu13)."""
-    return any(name == normalize(d) or name.startswith(normalize(d) + "-") for d in drop)
+    return any(name == canonical_name(d) or name.startswith(canonical_name(d) + "-") for d in drop)
 
 
 def gr00t_ascend_requirements(pyproject: str, drop: list[str], extra: list[str]) -> dict[str, list[str]]:
