@@ -29,6 +29,7 @@ def test_facts_of_eight_devices(monkeypatch, capsys, npu_smi_sim: Path, sim_stat
     assert npu["count"] == 8
     assert npu["npu_smi_version"] == "25.5.1"
     assert [device["id"] for device in npu["devices"]] == list(range(8))
+    assert {device["health"] for device in npu["devices"]} == {"OK"}
     assert npu["devices"][0]["bus_id"] == "0000:C1:00.0"
     assert "firmware_version" not in npu["devices"][0]
 

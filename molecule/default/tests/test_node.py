@@ -1,29 +1,16 @@
-"""State of the converged simulated node."""
-import re
-
+"""What the roles did on the converged node: the packages they chose installed, the files and
+users they made. What the simulated vendor tools do on their own (eight healthy NPUs, the
+links an installer makes) is tested with the simulator in tests/unit/test_sim_*.py."""
 import pytest
 
 ROOT = "/usr/local/Ascend"
 CANN = "9.0.0"
 
 
-def test_npu_smi_lists_eight_healthy_npus(host):
-    out = host.check_output("npu-smi info")
-    devices = re.findall(r"^\|\s*(\d+)\s+910B\S*\s*\|\s*(\w+)\s*\|", out, re.M)
-    assert len(devices) == 8
-    assert {health for dummy, health in devices} == {"OK"}
-
-
 def test_driver_version_recorded(host):
     info = host.file(f"{ROOT}/driver/version.info")
     assert info.exists
     assert "Version=25.5.1" in info.content_string
-
-
-def test_cann_link_points_at_the_version(host):
-    link = host.file(f"{ROOT}/cann")
-    assert link.is_symlink
-    assert link.linked_to == f"{ROOT}/cann-{CANN}"
 
 
 @pytest.mark.parametrize("record", [
@@ -33,11 +20,6 @@ def test_cann_link_points_at_the_version(host):
 def test_install_records_name_the_version(host, record):
     path = record.format(arch=host.system_info.arch)
     assert f"version={CANN}" in host.file(path).content_string
-
-
-def test_nnal_version_info_and_latest_link(host):
-    assert host.file(f"{ROOT}/nnal/atb/latest").linked_to == f"{ROOT}/nnal/atb/{CANN}"
-    assert f"Ascend-cann-atb : {CANN}" in host.file(f"{ROOT}/nnal/atb/latest/version.info").content_string
 
 
 def test_login_shell_has_the_cann_environment(host):
@@ -69,10 +51,6 @@ def test_hwhiaiuser_exists_with_its_home(host):
     assert user.group == "HwHiAiUser"
     assert user.home == "/home/HwHiAiUser"
     assert host.file("/home/HwHiAiUser").is_directory
-
-
-def test_npu_smi_comes_from_the_driver(host):
-    assert host.file("/usr/local/sbin/npu-smi").linked_to == f"{ROOT}/driver/tools/npu-smi"
 
 
 def test_video_libraries_resolve_with_pkg_config(host):

@@ -67,13 +67,11 @@ def test_hooks_restore_ld_library_path(host):
     assert unset == "unset"
 
 
-def test_smoke_test_sees_eight_npus(host):
+def test_smoke_test_runs_in_the_env_with_its_libraries(host):
     out = host.check_output(f"{ENV}/share/ascendops/npu-smoke.sh")
     result = json.loads(out.splitlines()[-1])
-    assert result["device_count"] == 8
     assert result["tensor_device"] == "npu:0"
     assert result["torch_npu"] == "2.7.1.post2"
-    assert result["device_name"].endswith("(simulated)")
     assert f"{SITE}/torch_npu/lib" in result["ld_library_path"]
 
 

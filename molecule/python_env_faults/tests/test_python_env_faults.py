@@ -25,4 +25,4 @@ def test_env_has_the_pins_and_passes_the_smoke_test(host):
     assert versions["deepspeed"] == "0.18.4"
     assert versions["torch-npu"] == "2.7.1.post2"
     result = json.loads(host.check_output(f"{ENV}/share/ascendops/npu-smoke.sh").splitlines()[-1])
-    assert result["device_count"] == 8
+    assert result["tensor_device"] == "npu:0"
