@@ -14,6 +14,7 @@ from ansible_collections.ascendops.gr00t.plugins.filter.ascend import (
     ascend_package,
     ascend_packages,
     disk_shortfalls,
+    installer_failure_message,
     parse_sha256sums,
 )
 
@@ -296,6 +297,62 @@ def test_artifacts_uri_is_not_checksum_checked() -> None:
     assert artifact_problems([result], MANIFEST, "http://x") == []
 
 
+# ---------------------------------------------------------------- installer_failure_message
+
+INSTALLER = {"host": "n2", "file": "Ascend-cann-toolkit_9.0.0_linux-x86_64.run", "args": ["--install", "--quiet"],
+             "timeout": 3600, "lock": "/var/cache/ascendops/.installer.lock"}
+
+
+def test_installer_failure_names_the_exit_code_and_last_lines() -> None:
+    result = {"rc": 1, "stdout_lines": ["unpacking"], "stderr_lines": ["[ERROR] install failed"]}
+    assert installer_failure_message(result, **INSTALLER) == (
+        "The Ascend-cann-toolkit_9.0.0_linux-x86_64.run installer Ascend-cann-toolkit_9.0.0_linux-x86_64.run "
+        "(--install --quiet) failed on n2 (rc=1). Its last lines: unpacking / [ERROR] install failed. "
+        "Fix the cause and rerun.")
+
+
+def test_installer_failure_with_every_setting() -> None:
+    result = {"rc": 2, "stdout_lines": [], "stderr_lines": ["tar: write error: No space left on device"]}
+    msg = installer_failure_message(result, title="CANN toolkit", log="/var/log/ascend_seclog/ascend_install.log",
+                                    space_path="/usr/local/Ascend", rerun_hint="a partial tree is repaired",
+                                    **INSTALLER)
+    assert msg == (
+        "The CANN toolkit installer Ascend-cann-toolkit_9.0.0_linux-x86_64.run (--install --quiet) failed on n2 "
+        "(rc=2). Its last lines: tar: write error: No space left on device. The vendor log is "
+        "/var/log/ascend_seclog/ascend_install.log. The disk filled up while it ran: free space on "
+        "/usr/local/Ascend (df -h /usr/local/Ascend). Fix the cause and rerun: a partial tree is repaired.")
+
+
+def test_installer_failure_full_disk_without_a_path() -> None:
+    result = {"rc": 1, "stdout_lines": ["No space left on device"]}
+    assert "The disk filled up while it ran: free space. Fix the cause and rerun." in (
+        installer_failure_message(result, **INSTALLER))
+
+
+def test_installer_failure_quotes_the_last_15_lines() -> None:
+    result = {"rc": 1, "stdout_lines": [f"out {i}" for i in range(10)], "stderr_lines": [f"err {i}" for i in range(10)]}
+    msg = installer_failure_message(result, **INSTALLER)
+    quoted = msg.split("Its last lines: ", 1)[1].split(". Fix", 1)[0]
+    assert quoted.split(" / ") == [f"out {i}" for i in range(5, 10)] + [f"err {i}" for i in range(10)]
+
+
+def test_installer_failure_without_output() -> None:
+    assert "Its last lines: (none)." in installer_failure_message({"rc": 1}, **INSTALLER)
+
+
+def test_installer_still_running_after_the_timeout() -> None:
+    msg = installer_failure_message({"finished": 0, "attempts": 720}, **INSTALLER)
+    assert "(rc=none: still running after 3600 s (artifact_installer_timeout); it keeps " \
+           "/var/cache/ascendops/.installer.lock until it ends)." in msg
+
+
+@pytest.mark.parametrize("result", [{"msg": "Could not find job"}, {"finished": 1, "msg": "Could not find job"},
+                                    {"rc": None, "msg": "Could not find job"}])
+def test_installer_without_exit_code_quotes_the_error(result: dict) -> None:
+    assert "failed on n2 (rc=none: Could not find job). Its last lines: (none)." in (
+        installer_failure_message(result, **INSTALLER))
+
+
 # ---------------------------------------------------------------- FilterModule
 
 
@@ -306,6 +363,7 @@ def test_artifacts_uri_is_not_checksum_checked() -> None:
     "pending_packages",
     "describe_pending",
     "artifact_problems",
+    "installer_failure_message",
     "disk_shortfalls",
     "parse_sha256sums",
 ])
