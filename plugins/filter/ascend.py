@@ -1,7 +1,8 @@
-"""Filters shared by the roles: vendor package names, manifests, capacity, versions, and why
-an installer failed."""
+"""Filters shared by the roles: vendor package names, manifests, capacity, versions, the NPU
+driver plan, and why an installer failed."""
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -188,6 +189,43 @@ _FULL_DISK = "No space left on device"
 _INSTALLER_TAIL = 15
 
 
+def hdk_action(installed: str | None, wanted: str) -> str:
+    """What an HDK package (NPU driver or firmware) needs: none, install or upgrade. Its
+    installers move to an older version with --upgrade as well."""
+    action = package_action(installed, wanted)
+    return "upgrade" if action == "downgrade" else action
+
+
+def pending_reboot(record: str, boot_id: str) -> dict[str, str]:
+    """Package -> version an install recorded as waiting for a reboot. A record written in an
+    earlier boot means the node has rebooted since; anything but a record counts as none."""
+    data = json.loads(record) if record else {}
+    if isinstance(data, dict) and isinstance(data.get("changes"), dict) and data.get("boot_id") == boot_id:
+        return data["changes"]
+    return {}
+
+
+def npu_driver_plan(installed: dict[str, Any], driver: str, firmware: str, virtual: bool,
+                    firmware_on_virtual: str, tree: bool, boot_id: str, record: str) -> dict[str, Any]:
+    """What the npu_driver role does on a node, from its ascend facts and reboot record."""
+    have = {"driver": installed["driver_version"], "firmware": installed["firmware_version"]}
+    firmware_action = hdk_action(have["firmware"], firmware)
+    if firmware_action != "none" and virtual and firmware_on_virtual == "skip":
+        firmware_action = "skip"
+    action = {"driver": hdk_action(have["driver"], driver), "firmware": firmware_action}
+    # Fresh node: driver, then firmware (the firmware installer needs a driver). A node with
+    # another driver: firmware first, the vendor's order for upgrades.
+    order = ["firmware", "driver"] if action["driver"] == "upgrade" else ["driver", "firmware"]
+    return {
+        "have": have,
+        "action": action,
+        # A tree without version.info is what an interrupted install leaves.
+        "partial": not have["driver"] and bool(tree),
+        "steps": [kind for kind in order if action[kind] in ("install", "upgrade")],
+        "pending": pending_reboot(record, boot_id),
+    }
+
+
 def _installer_exit(result: dict[str, Any], timeout: Any, lock: str) -> str:
     """The rc part of the message: with no rc the installer either outlived the timeout
     (the wait ended while it still ran) or failed to start, which its msg explains."""
@@ -234,6 +272,7 @@ class FilterModule:
             "describe_pending": describe_pending,
             "artifact_problems": artifact_problems,
             "installer_failure_message": installer_failure_message,
+            "npu_driver_plan": npu_driver_plan,
             "disk_shortfalls": disk_shortfalls,
             "parse_sha256sums": parse_sha256sums,
         }

@@ -15,6 +15,7 @@ from ansible_collections.ascendops.gr00t.plugins.filter.ascend import (
     ascend_packages,
     disk_shortfalls,
     installer_failure_message,
+    npu_driver_plan,
     parse_sha256sums,
 )
 
@@ -353,6 +354,76 @@ def test_installer_without_exit_code_quotes_the_error(result: dict) -> None:
         installer_failure_message(result, **INSTALLER))
 
 
+# ---------------------------------------------------------------- npu_driver_plan
+
+WANTED_HDK = {"driver": "25.5.1", "firmware": "7.8.0.6.201"}
+
+
+def driver_plan(driver: str | None, firmware: str | None, virtual: bool = False, firmware_on_virtual: str = "skip",
+                tree: bool = False, record: str = "") -> dict:
+    return npu_driver_plan({"driver_version": driver, "firmware_version": firmware}, virtual=virtual,
+                           firmware_on_virtual=firmware_on_virtual, tree=tree, boot_id="boot-2", record=record,
+                           **WANTED_HDK)
+
+
+def test_fresh_node_installs_the_driver_then_the_firmware() -> None:
+    assert driver_plan(None, None) == {
+        "have": {"driver": None, "firmware": None},
+        "action": {"driver": "install", "firmware": "install"},
+        "partial": False,
+        "steps": ["driver", "firmware"],
+        "pending": {},
+    }
+
+
+def test_other_driver_upgrades_the_firmware_first() -> None:
+    plan = driver_plan("24.1.0", "7.0.0")
+    assert plan["action"] == {"driver": "upgrade", "firmware": "upgrade"}
+    assert plan["steps"] == ["firmware", "driver"]
+
+
+def test_newer_driver_is_replaced_with_upgrade() -> None:
+    plan = driver_plan("26.0.rc1", "7.8.0.6.201")
+    assert plan["action"] == {"driver": "upgrade", "firmware": "none"}
+    assert plan["steps"] == ["driver"]
+
+
+def test_matching_node_installs_nothing() -> None:
+    plan = driver_plan("25.5.1", "7.8.0.6.201")
+    assert plan["action"] == {"driver": "none", "firmware": "none"} and plan["steps"] == []
+
+
+@pytest.mark.parametrize("virtual, firmware_on_virtual, action, steps", [
+    (True, "skip", "skip", ["driver"]),
+    (True, "install", "install", ["driver", "firmware"]),
+    (False, "skip", "install", ["driver", "firmware"]),
+])
+def test_firmware_of_a_virtual_machine(virtual: bool, firmware_on_virtual: str, action: str, steps: list) -> None:
+    plan = driver_plan(None, None, virtual=virtual, firmware_on_virtual=firmware_on_virtual)
+    assert plan["action"]["firmware"] == action and plan["steps"] == steps
+
+
+def test_virtual_machine_with_the_wanted_firmware_is_not_skipped() -> None:
+    assert driver_plan(None, "7.8.0.6.201", virtual=True)["action"]["firmware"] == "none"
+
+
+@pytest.mark.parametrize("driver, tree, partial", [(None, True, True), ("", True, True), (None, False, False),
+                                                   ("25.5.1", True, False)])
+def test_interrupted_driver_install(driver: str | None, tree: bool, partial: bool) -> None:
+    assert driver_plan(driver, None, tree=tree)["partial"] is partial
+
+
+@pytest.mark.parametrize("record, pending", [
+    ('{"boot_id": "boot-2", "changes": {"driver": "25.5.1"}}\n', {"driver": "25.5.1"}),
+    ('{"boot_id": "boot-1", "changes": {"driver": "25.5.1"}}', {}),
+    ('{"boot_id": "boot-2", "changes": "driver"}', {}),
+    ("[1]", {}),
+    ("", {}),
+])
+def test_reboot_pending_only_in_the_boot_that_recorded_it(record: str, pending: dict) -> None:
+    assert driver_plan("25.5.1", "7.8.0.6.201", record=record)["pending"] == pending
+
+
 # ---------------------------------------------------------------- FilterModule
 
 
@@ -364,6 +435,7 @@ def test_installer_without_exit_code_quotes_the_error(result: dict) -> None:
     "describe_pending",
     "artifact_problems",
     "installer_failure_message",
+    "npu_driver_plan",
     "disk_shortfalls",
     "parse_sha256sums",
 ])
