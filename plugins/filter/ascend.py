@@ -1,6 +1,8 @@
-"""Filters shared by the roles: vendor package names, manifests, capacity and versions."""
+"""Filters shared by the roles: vendor package names, manifests, capacity, versions, the NPU
+driver plan, and why an installer failed."""
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -181,6 +183,84 @@ def artifact_problems(results: list[dict[str, Any]], manifest: dict[str, str], s
     return problems
 
 
+# What the artifact role's installer failure names the full disk by, in the installer's output.
+_FULL_DISK = "No space left on device"
+# The output lines a failure message quotes: enough for the vendor's error, short enough to read.
+_INSTALLER_TAIL = 15
+
+
+def hdk_action(installed: str | None, wanted: str) -> str:
+    """What an HDK package (NPU driver or firmware) needs: none, install or upgrade. Its
+    installers move to an older version with --upgrade as well."""
+    action = package_action(installed, wanted)
+    return "upgrade" if action == "downgrade" else action
+
+
+def pending_reboot(record: str, boot_id: str) -> dict[str, str]:
+    """Package -> version an install recorded as waiting for a reboot. A record written in an
+    earlier boot means the node has rebooted since; anything but a record counts as none."""
+    data = json.loads(record) if record else {}
+    if isinstance(data, dict) and isinstance(data.get("changes"), dict) and data.get("boot_id") == boot_id:
+        return data["changes"]
+    return {}
+
+
+def npu_driver_plan(installed: dict[str, Any], driver: str, firmware: str, virtual: bool,
+                    firmware_on_virtual: str, tree: bool, boot_id: str, record: str) -> dict[str, Any]:
+    """What the npu_driver role does on a node, from its ascend facts and reboot record."""
+    have = {"driver": installed["driver_version"], "firmware": installed["firmware_version"]}
+    firmware_action = hdk_action(have["firmware"], firmware)
+    if firmware_action != "none" and virtual and firmware_on_virtual == "skip":
+        firmware_action = "skip"
+    action = {"driver": hdk_action(have["driver"], driver), "firmware": firmware_action}
+    # Fresh node: driver, then firmware (the firmware installer needs a driver). A node with
+    # another driver: firmware first, the vendor's order for upgrades.
+    order = ["firmware", "driver"] if action["driver"] == "upgrade" else ["driver", "firmware"]
+    return {
+        "have": have,
+        "action": action,
+        # A tree without version.info is what an interrupted install leaves.
+        "partial": not have["driver"] and bool(tree),
+        "steps": [kind for kind in order if action[kind] in ("install", "upgrade")],
+        "pending": pending_reboot(record, boot_id),
+    }
+
+
+def _installer_exit(result: dict[str, Any], timeout: Any, lock: str) -> str:
+    """The rc part of the message: with no rc the installer either outlived the timeout
+    (the wait ended while it still ran) or failed to start, which its msg explains."""
+    if result.get("rc") is not None:
+        return str(result["rc"])
+    if result.get("finished", True):
+        return f"none: {result.get('msg', '')}"
+    return (f"none: still running after {timeout} s (artifact_installer_timeout); "
+            f"it keeps {lock} until it ends")
+
+
+def installer_failure_message(result: dict[str, Any], host: str, file: str, args: list[str],
+                              timeout: Any, lock: str, title: str = "", log: str = "",
+                              space_path: str = "", rerun_hint: str = "") -> str:
+    """Why a vendor installer run by the artifact role failed, and what to do about it.
+
+    `result` is the failed task's result (ansible_failed_result): the installer's job
+    status, or the failure to start or wait for it.
+    """
+    lines = (list(result.get("stdout_lines", [])) + list(result.get("stderr_lines", [])))[-_INSTALLER_TAIL:]
+    output = " / ".join(str(line) for line in lines)
+    sentences = [
+        f"The {title or file} installer {file} ({' '.join(args)}) failed on {host} "
+        f"(rc={_installer_exit(result, timeout, lock)}).",
+        f"Its last lines: {output or '(none)'}.",
+    ]
+    if log:
+        sentences.append(f"The vendor log is {log}.")
+    if _FULL_DISK in output:
+        where = f" on {space_path} (df -h {space_path})" if space_path else ""
+        sentences.append(f"The disk filled up while it ran: free space{where}.")
+    sentences.append(f"Fix the cause and rerun{': ' + rerun_hint if rerun_hint else ''}.")
+    return " ".join(sentences)
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
@@ -191,6 +271,8 @@ class FilterModule:
             "pending_packages": pending_packages,
             "describe_pending": describe_pending,
             "artifact_problems": artifact_problems,
+            "installer_failure_message": installer_failure_message,
+            "npu_driver_plan": npu_driver_plan,
             "disk_shortfalls": disk_shortfalls,
             "parse_sha256sums": parse_sha256sums,
         }

@@ -1,11 +1,23 @@
-"""Filters for the train role: one launch decision for all nodes of a training group, and
-the verdict of the collective check across them."""
+"""Filters for the train role: whether every node is ready to train, one launch decision
+for all nodes of a training group, the verdict of the collective check across them, and
+whether the launch reached its first step."""
 from __future__ import annotations
 
+import base64
+import math
+import re
 from typing import Any
 
 from ansible_collections.ascendops.gr00t.plugins.module_utils.collective import summarize
-from ansible_collections.ascendops.gr00t.plugins.module_utils.train_run import group_decision
+from ansible_collections.ascendops.gr00t.plugins.module_utils.train_run import (
+    first_step_wait_over,
+    group_decision,
+    health_verdict,
+)
+
+# Long tool output in a finding is cut as Jinja's truncate filter cut it: at a word, with "...",
+# unless it is at most this many characters over.
+_TRUNCATE_LEEWAY = 5
 
 
 def train_group_decision(decisions: dict[str, dict], restart: bool = False) -> dict:
@@ -28,6 +40,126 @@ def collective_summary(hosts: list[str], results: list[Any], addrs: list[str]) -
     return summarize([str(h) for h in hosts], plain(list(results)), [str(a or "") for a in addrs])
 
 
+def truncate(text: str, length: int = 200) -> str:
+    """`text` stripped and, when longer than `length`, cut at a word and ended with "..."."""
+    text = text.strip()
+    if len(text) <= length + _TRUNCATE_LEEWAY:
+        return text
+    return text[:length - 3].rsplit(" ", 1)[0] + "..."
+
+
+def npu_findings(node: dict) -> list[str]:
+    npu, nproc, visible = node["npu"], int(node["nproc"]), list(node["visible_devices"])
+    ids = [device["id"] for device in npu["devices"]]
+    findings = []
+    if not npu["present"] or npu["error"]:
+        findings.append(f"NPUs: {npu['error']} Install the NPU driver (npu_driver stage) before training.")
+    if nproc < 1 or npu["count"] < nproc:
+        findings.append(f"NPUs: npu-smi shows {npu['count']} NPU(s), train_nproc_per_node asks for {nproc}. "
+                        "Lower train_nproc_per_node (0 uses every NPU) or bring the missing cards back "
+                        "(`npu-smi info`).")
+    if len(visible) != nproc or any(device not in ids for device in visible):
+        findings.append(f"NPUs: train_visible_devices {visible} must list {nproc} id(s) npu-smi shows ({ids}).")
+    return findings
+
+
+def python_findings(node: dict) -> list[str]:
+    if node["site_packages"]:
+        return []
+    return [f"Python: {node['python']} does not run ({truncate(node['python_error'])}). "
+            "Build the training env (python_env stage) or set train_python."]
+
+
+def tag_registered(tag: str, registry: str) -> bool:
+    """Whether embodiment_tags.py defines the tag, as an enum member name or a quoted value."""
+    name = re.escape(tag)
+    return bool(re.search(rf"(?m)^\s*{name}\s*=", registry) or re.search(rf"=\s*[\"']{name}[\"']", registry))
+
+
+def tag_findings(node: dict) -> list[str]:
+    slurped, tag, tag_file = node["tag_registry"], node["tag"], node["tag_file"]
+    if "content" not in slurped:
+        return [f"Embodiment tag: cannot read the tag registry {tag_file} (train_embodiment_tag_file): "
+                f"{slurped.get('msg', '')} Check the GR00T checkout (gr00t stage) or set train_embodiment_tag_file."]
+    if tag_registered(tag, base64.b64decode(slurped["content"]).decode("utf-8", errors="replace")):
+        return []
+    return [f"Embodiment tag: '{tag}' (train_embodiment_tag) is not registered in {tag_file}; GR00T would stop "
+            "with \"Unknown tag\". Use a tag defined there (N1.7: LIBERO_PANDA for LIBERO data), or register "
+            "yours in the checkout."]
+
+
+def batch_findings(node: dict) -> list[str]:
+    batch, world = int(node["global_batch_size"]), int(node["world_size"])
+    if world > 0 and batch % world == 0:
+        return []
+    multiple = math.ceil(batch / max(world, 1)) * world
+    return [f"Batch: train_global_batch_size {batch} is not divisible by the world size {world} "
+            f"({node['nnodes']} node(s) x {node['nproc']} rank(s)). Use a multiple of {world}, e.g. {multiple}."]
+
+
+def rendezvous_findings(node: dict) -> list[str]:
+    master, addr, port = node["master"], node["master_addr"], node["master_port"]
+    probe, reach = node["probe"], node["reach"]
+    # Only the master probes, and only when no run holds the port: elsewhere the result is skipped.
+    probed = bool(probe) and not probe.get("skipped")
+    findings = []
+    if not addr:
+        findings.append(f"Rendezvous: no master address; set train_hccl_if_ip on {master} or train_master_addr.")
+    if probed and probe.get("code") == "in_use":
+        findings.append(f"Rendezvous: port {port} is in use on the master {master} ({probe.get('msg', '')}). "
+                        f"Stop what holds it (`ss -ltnp 'sport = :{port}'`) or set train_master_port to a free port.")
+    if probed and "code" not in probe:
+        findings.append(f"Rendezvous: the port probe did not run on the master ({truncate(probe.get('msg', ''))}). "
+                        f"Check that {node['node_python']} runs, or set train_check_master_port: false.")
+    # A skipped wait_for never failed, so only a failed one is a finding.
+    if reach.get("failed") is True:
+        findings.append(f"Rendezvous: {node['host']} cannot reach the master {addr}:{port} ({reach.get('msg', '')}). "
+                        "Open the port between the nodes (firewall), or set train_hccl_if_ip / train_master_addr "
+                        "to an address the nodes share.")
+    return findings
+
+
+def train_check_failures(node: dict) -> list[str]:
+    """Every reason this node cannot train, from what checks.yml gathered; empty when ready.
+
+    Paths the run needs come last: each `stat` loop result's item carries its message.
+    """
+    node = plain(node)
+    missing = [result["item"]["msg"] for result in node["paths"] if not result["stat"]["exists"]]
+    return (npu_findings(node) + python_findings(node) + tag_findings(node) + batch_findings(node)
+            + rendezvous_findings(node) + missing)
+
+
+def train_readiness(hosts: list[str], failures: list[list[str]], group: str) -> dict:
+    """The group's nodes and each one's train_check_failures -> {ok, msg}: a node may
+    not launch ranks that would wait for a master or a peer that cannot start."""
+    failing = [(host, list(found)) for host, found in zip(hosts, failures) if found]
+    lines = [f"Training cannot start; nothing was changed on any node of {group}:"]
+    for host, found in failing:
+        lines.append(f"{host}:")
+        lines.extend(f"  {number}. {msg}" for number, msg in enumerate(found, 1))
+    return {"ok": not failing, "msg": "\n".join(lines) if failing else ""}
+
+
+def train_first_step_wait_over(status: dict, rank: Any, poll: Any, settle: Any) -> bool:
+    """Whether this node's wait for the first step ends, at this poll of the `until` loop."""
+    waited = int(status.get("attempts", 1)) * int(poll)
+    return first_step_wait_over(status, int(rank), waited, int(settle))
+
+
+def train_health_verdict(hosts: list[str], statuses: list[dict], run_id: str, timeout: Any) -> dict:
+    """The group's nodes (master first) and each one's train_status after the wait ->
+    {ok, msg, reports}."""
+    return health_verdict([str(h) for h in hosts], plain(list(statuses)), str(run_id), int(timeout))
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
-        return {"train_group_decision": train_group_decision, "collective_summary": collective_summary}
+        return {
+            "train_group_decision": train_group_decision,
+            "collective_summary": collective_summary,
+            "train_check_failures": train_check_failures,
+            "train_readiness": train_readiness,
+            "train_first_step_wait_over": train_first_step_wait_over,
+            "train_health_verdict": train_health_verdict,
+        }

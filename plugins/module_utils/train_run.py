@@ -167,3 +167,62 @@ def group_decision(decisions: dict[str, dict], restart: bool) -> dict:
             "cannot rejoin each other. Stop it with playbooks/train_stop.yml and rerun, or set "
             "train_restart: true.").format(", ".join(kept), ", ".join(sorted(set(decisions) - set(kept))))}
     return {"action": "launch", "msg": "launching on {0}".format(", ".join(sorted(decisions)))}
+
+
+def first_step_wait_over(status: dict, rank: int, waited: int, settle: int) -> bool:
+    """Whether a node stops waiting for the first step. Only the master logs steps (the
+    Trainer logs on the world's rank 0), so another node only has to stay up for `settle`
+    seconds; a run that ended, finished or not, has nothing left to wait for."""
+    if status["state"] != "running":
+        return True
+    if rank == 0:
+        return status["last_step"] >= 1
+    return waited >= settle
+
+
+def first_step_reached(status: dict, master: bool) -> bool:
+    """Healthy after the wait: finished, or running with a step logged where steps are logged."""
+    if status["state"] == "finished":
+        return True
+    return status["state"] == "running" and (not master or status["last_step"] >= 1)
+
+
+def first_step_report(host: str, status: dict, run_id: str, master: str) -> str:
+    """One line for a healthy node: the master's numbers, or where to find them."""
+    if host == master:
+        numbers = ", step {0}, loss {1}, grad norm {2}".format(status["last_step"], status["loss"], status["grad_norm"])
+    else:
+        numbers = " (steps are logged on {0})".format(master)
+    return "{0}: run {1} is {2}{3}; log {4}".format(host, run_id, status["state"], numbers, status["log"])
+
+
+def unhealthy_node_lines(host: str, status: dict) -> list[str]:
+    """What a node that did not reach the first step shows: state, log, cause and its tail."""
+    exit_code = "" if status["exit_code"] is None else ", exit code {0}".format(status["exit_code"])
+    lines = ["{0}: state {1}{2},".format(host, status["state"], exit_code),
+             "  step {0}, log {1}".format(status["last_step"], status["log"])]
+    if status["errors"]:
+        lines.append("  error: {0}".format(status["errors"][0]["line"]))
+    lines.append("  hint: {0}".format(status["hint"] or "no known error in the log; read it for the first Traceback"))
+    lines.append("  last lines:")
+    lines.extend("    {0}".format(line) for line in status["last_lines"])
+    return lines
+
+
+def health_verdict(hosts: list[str], statuses: list[dict], run_id: str, timeout: int) -> dict:
+    """The launch's verdict for the whole group after the wait for the first step, master first.
+
+    One node that did not get there fails the launch everywhere: the other ranks would wait in
+    a collective until HCCL times out.
+    """
+    master = hosts[0]
+    by_host = dict(zip(hosts, statuses))
+    unhealthy = [host for host in hosts if not first_step_reached(by_host[host], host == master)]
+    reports = {host: first_step_report(host, by_host[host], run_id, master) for host in hosts}
+    if not unhealthy:
+        return {"ok": True, "msg": "", "reports": reports}
+    lines = ["Run {0} did not reach its first training step on {1}".format(run_id, ", ".join(unhealthy)),
+             "(waited up to {0} s, train_health_timeout); every node was stopped.".format(timeout)]
+    for host in unhealthy:
+        lines.extend(unhealthy_node_lines(host, by_host[host]))
+    return {"ok": False, "msg": "\n".join(lines), "reports": reports}

@@ -14,6 +14,8 @@ from ansible_collections.ascendops.gr00t.plugins.filter.ascend import (
     ascend_package,
     ascend_packages,
     disk_shortfalls,
+    installer_failure_message,
+    npu_driver_plan,
     parse_sha256sums,
 )
 
@@ -296,6 +298,132 @@ def test_artifacts_uri_is_not_checksum_checked() -> None:
     assert artifact_problems([result], MANIFEST, "http://x") == []
 
 
+# ---------------------------------------------------------------- installer_failure_message
+
+INSTALLER = {"host": "n2", "file": "Ascend-cann-toolkit_9.0.0_linux-x86_64.run", "args": ["--install", "--quiet"],
+             "timeout": 3600, "lock": "/var/cache/ascendops/.installer.lock"}
+
+
+def test_installer_failure_names_the_exit_code_and_last_lines() -> None:
+    result = {"rc": 1, "stdout_lines": ["unpacking"], "stderr_lines": ["[ERROR] install failed"]}
+    assert installer_failure_message(result, **INSTALLER) == (
+        "The Ascend-cann-toolkit_9.0.0_linux-x86_64.run installer Ascend-cann-toolkit_9.0.0_linux-x86_64.run "
+        "(--install --quiet) failed on n2 (rc=1). Its last lines: unpacking / [ERROR] install failed. "
+        "Fix the cause and rerun.")
+
+
+def test_installer_failure_with_every_setting() -> None:
+    result = {"rc": 2, "stdout_lines": [], "stderr_lines": ["tar: write error: No space left on device"]}
+    msg = installer_failure_message(result, title="CANN toolkit", log="/var/log/ascend_seclog/ascend_install.log",
+                                    space_path="/usr/local/Ascend", rerun_hint="a partial tree is repaired",
+                                    **INSTALLER)
+    assert msg == (
+        "The CANN toolkit installer Ascend-cann-toolkit_9.0.0_linux-x86_64.run (--install --quiet) failed on n2 "
+        "(rc=2). Its last lines: tar: write error: No space left on device. The vendor log is "
+        "/var/log/ascend_seclog/ascend_install.log. The disk filled up while it ran: free space on "
+        "/usr/local/Ascend (df -h /usr/local/Ascend). Fix the cause and rerun: a partial tree is repaired.")
+
+
+def test_installer_failure_full_disk_without_a_path() -> None:
+    result = {"rc": 1, "stdout_lines": ["No space left on device"]}
+    assert "The disk filled up while it ran: free space. Fix the cause and rerun." in (
+        installer_failure_message(result, **INSTALLER))
+
+
+def test_installer_failure_quotes_the_last_15_lines() -> None:
+    result = {"rc": 1, "stdout_lines": [f"out {i}" for i in range(10)], "stderr_lines": [f"err {i}" for i in range(10)]}
+    msg = installer_failure_message(result, **INSTALLER)
+    quoted = msg.split("Its last lines: ", 1)[1].split(". Fix", 1)[0]
+    assert quoted.split(" / ") == [f"out {i}" for i in range(5, 10)] + [f"err {i}" for i in range(10)]
+
+
+def test_installer_failure_without_output() -> None:
+    assert "Its last lines: (none)." in installer_failure_message({"rc": 1}, **INSTALLER)
+
+
+def test_installer_still_running_after_the_timeout() -> None:
+    msg = installer_failure_message({"finished": 0, "attempts": 720}, **INSTALLER)
+    assert "(rc=none: still running after 3600 s (artifact_installer_timeout); it keeps " \
+           "/var/cache/ascendops/.installer.lock until it ends)." in msg
+
+
+@pytest.mark.parametrize("result", [{"msg": "Could not find job"}, {"finished": 1, "msg": "Could not find job"},
+                                    {"rc": None, "msg": "Could not find job"}])
+def test_installer_without_exit_code_quotes_the_error(result: dict) -> None:
+    assert "failed on n2 (rc=none: Could not find job). Its last lines: (none)." in (
+        installer_failure_message(result, **INSTALLER))
+
+
+# ---------------------------------------------------------------- npu_driver_plan
+
+WANTED_HDK = {"driver": "25.5.1", "firmware": "7.8.0.6.201"}
+
+
+def driver_plan(driver: str | None, firmware: str | None, virtual: bool = False, firmware_on_virtual: str = "skip",
+                tree: bool = False, record: str = "") -> dict:
+    return npu_driver_plan({"driver_version": driver, "firmware_version": firmware}, virtual=virtual,
+                           firmware_on_virtual=firmware_on_virtual, tree=tree, boot_id="boot-2", record=record,
+                           **WANTED_HDK)
+
+
+def test_fresh_node_installs_the_driver_then_the_firmware() -> None:
+    assert driver_plan(None, None) == {
+        "have": {"driver": None, "firmware": None},
+        "action": {"driver": "install", "firmware": "install"},
+        "partial": False,
+        "steps": ["driver", "firmware"],
+        "pending": {},
+    }
+
+
+def test_other_driver_upgrades_the_firmware_first() -> None:
+    plan = driver_plan("24.1.0", "7.0.0")
+    assert plan["action"] == {"driver": "upgrade", "firmware": "upgrade"}
+    assert plan["steps"] == ["firmware", "driver"]
+
+
+def test_newer_driver_is_replaced_with_upgrade() -> None:
+    plan = driver_plan("26.0.rc1", "7.8.0.6.201")
+    assert plan["action"] == {"driver": "upgrade", "firmware": "none"}
+    assert plan["steps"] == ["driver"]
+
+
+def test_matching_node_installs_nothing() -> None:
+    plan = driver_plan("25.5.1", "7.8.0.6.201")
+    assert plan["action"] == {"driver": "none", "firmware": "none"} and plan["steps"] == []
+
+
+@pytest.mark.parametrize("virtual, firmware_on_virtual, action, steps", [
+    (True, "skip", "skip", ["driver"]),
+    (True, "install", "install", ["driver", "firmware"]),
+    (False, "skip", "install", ["driver", "firmware"]),
+])
+def test_firmware_of_a_virtual_machine(virtual: bool, firmware_on_virtual: str, action: str, steps: list) -> None:
+    plan = driver_plan(None, None, virtual=virtual, firmware_on_virtual=firmware_on_virtual)
+    assert plan["action"]["firmware"] == action and plan["steps"] == steps
+
+
+def test_virtual_machine_with_the_wanted_firmware_is_not_skipped() -> None:
+    assert driver_plan(None, "7.8.0.6.201", virtual=True)["action"]["firmware"] == "none"
+
+
+@pytest.mark.parametrize("driver, tree, partial", [(None, True, True), ("", True, True), (None, False, False),
+                                                   ("25.5.1", True, False)])
+def test_interrupted_driver_install(driver: str | None, tree: bool, partial: bool) -> None:
+    assert driver_plan(driver, None, tree=tree)["partial"] is partial
+
+
+@pytest.mark.parametrize("record, pending", [
+    ('{"boot_id": "boot-2", "changes": {"driver": "25.5.1"}}\n', {"driver": "25.5.1"}),
+    ('{"boot_id": "boot-1", "changes": {"driver": "25.5.1"}}', {}),
+    ('{"boot_id": "boot-2", "changes": "driver"}', {}),
+    ("[1]", {}),
+    ("", {}),
+])
+def test_reboot_pending_only_in_the_boot_that_recorded_it(record: str, pending: dict) -> None:
+    assert driver_plan("25.5.1", "7.8.0.6.201", record=record)["pending"] == pending
+
+
 # ---------------------------------------------------------------- FilterModule
 
 
@@ -306,6 +434,8 @@ def test_artifacts_uri_is_not_checksum_checked() -> None:
     "pending_packages",
     "describe_pending",
     "artifact_problems",
+    "installer_failure_message",
+    "npu_driver_plan",
     "disk_shortfalls",
     "parse_sha256sums",
 ])
