@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Optional
+from typing import Iterable, Optional
 
 CHECKPOINT = re.compile(r"^checkpoint-\d+$")
+# What the Trainer writes last into a checkpoint, on the world's rank 0 only.
+TRAINER_STATE = "trainer_state.json"
 
 
 def read_text(path: str) -> str:
@@ -111,12 +113,25 @@ def process_tree(root: int, table: dict[int, int]) -> list[int]:
     return tree
 
 
+def checkpoint_step(output_dir: str, name: str) -> Optional[int]:
+    """global_step of a checkpoint's trainer_state.json; None when it has none (an incomplete
+    save, or a node other than the world's rank 0)."""
+    try:
+        with open(os.path.join(output_dir, name, TRAINER_STATE), encoding="utf-8") as handle:
+            return int(json.load(handle)["global_step"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def decide(state: str, record: dict, wanted_hash: str, wanted_run_id: str, output_dir: str,
-           found_checkpoints: list[str], restart: bool, resume: bool) -> dict:
+           found_checkpoints: list[str], restart: bool, resume: bool,
+           newest_step: Optional[int] = None, primary: bool = True) -> dict:
     """What a converge does about the run on one node: keep, launch, restart or refuse.
 
     Rerunning the playbook with the same settings while the run is alive or after it
-    finished changes nothing. Checkpoints are never overwritten without train_resume.
+    finished changes nothing. Checkpoints are never overwritten without train_resume. A resume
+    takes the newest checkpoint; on the primary node (the world's rank 0) it must be complete,
+    with the global step of its trainer_state.json (newest_step).
     """
     same = record.get("config_hash") == wanted_hash
     running_id = record.get("run_id", "?")
@@ -138,9 +153,18 @@ def decide(state: str, record: dict, wanted_hash: str, wanted_run_id: str, outpu
                 output_dir, ", ".join(found_checkpoints[-3:]),
                 "{0} checkpoint(s)".format(len(found_checkpoints)), found_checkpoints[-1])}
     action = "restart" if state == "running" else "launch"
-    resuming = bool(found_checkpoints) and resume
-    return {"action": action, "resume": resuming, "msg": "{0} run {1}{2}".format(
-        action, wanted_run_id, " from " + found_checkpoints[-1] if resuming else "")}
+    if not (found_checkpoints and resume):
+        return {"action": action, "resume": False, "resume_from": None,
+                "msg": "{0} run {1}".format(action, wanted_run_id)}
+    newest = found_checkpoints[-1]
+    if primary and newest_step is None:
+        earlier = " to resume from {0}".format(found_checkpoints[-2]) if len(found_checkpoints) > 1 else ""
+        return {"action": "refuse", "reason": "incomplete", "msg": (
+            "{0}/{1} has no {2}: that save was cut off, and GR00T would resume from it and fail. Move it "
+            "out of {0} (nothing is deleted here) and rerun{3}.").format(output_dir, newest, TRAINER_STATE, earlier)}
+    return {"action": action, "resume": True, "resume_from": newest, "resume_step": newest_step,
+            "msg": "{0} run {1} from {2}{3}".format(
+                action, wanted_run_id, newest, "" if newest_step is None else " (global step {0})".format(newest_step))}
 
 
 def group_decision(decisions: dict[str, dict], restart: bool) -> dict:
@@ -158,6 +182,13 @@ def group_decision(decisions: dict[str, dict], restart: bool) -> dict:
         return {"action": "refuse", "msg": " ".join(
             "On {0}: {1}".format(", ".join(hosts), msg) for msg, hosts in refusals.items())}
     actions = {d["action"] for d in decisions.values()}
+    resume_from = {host: d.get("resume_from") for host, d in sorted(decisions.items()) if d["action"] != "keep"}
+    if any(resume_from.values()) and len(set(resume_from.values())) > 1:
+        return {"action": "refuse", "msg": (
+            "A resume needs the same newest checkpoint on every node of the group (each holds its own "
+            "shards of it), and they differ: {0}. Move the newer ones aside on the nodes that have them, "
+            "or set a new train_run_id for a fresh run.").format(
+                ", ".join("{0} {1}".format(host, name or "none") for host, name in resume_from.items()))}
     if actions == {"keep"}:
         return {"action": "keep", "msg": next(iter(decisions.values()))["msg"]}
     kept = sorted(host for host, d in decisions.items() if d["action"] == "keep")
@@ -166,7 +197,18 @@ def group_decision(decisions: dict[str, dict], restart: bool) -> dict:
             "The run is incomplete: {0} keep(s) a live or finished run while {1} would launch. Its ranks "
             "cannot rejoin each other. Stop it with playbooks/train_stop.yml and rerun, or set "
             "train_restart: true.").format(", ".join(kept), ", ".join(sorted(set(decisions) - set(kept))))}
-    return {"action": "launch", "msg": "launching on {0}".format(", ".join(sorted(decisions)))}
+    return {"action": "launch", "msg": "launching on {0}{1}".format(", ".join(sorted(decisions)),
+                                                                    resume_note(decisions.values()))}
+
+
+def resume_note(decisions: Iterable[dict]) -> str:
+    """", resuming from checkpoint-N (global step S)" for a group that resumes, else ""."""
+    resuming = [d for d in decisions if d.get("resume")]
+    if not resuming:
+        return ""
+    step = next((d["resume_step"] for d in resuming if d.get("resume_step") is not None), None)
+    return ", resuming from {0}{1}".format(resuming[0]["resume_from"],
+                                            "" if step is None else " (global step {0})".format(step))
 
 
 def first_step_wait_over(status: dict, rank: int, waited: int, settle: int) -> bool:

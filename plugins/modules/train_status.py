@@ -62,6 +62,12 @@ options:
     description: Whether an output directory with checkpoints may be continued.
     type: bool
     default: false
+  primary:
+    description:
+      - Whether this node runs the world's rank 0, whose checkpoints hold C(trainer_state.json).
+      - A resume refuses there when the newest checkpoint lacks it (a save cut off).
+    type: bool
+    default: true
 notes:
   - The module only reads; it never reports a change.
   - Hugging Face's Trainer logs steps on the world's rank 0 only, so other nodes show their
@@ -164,7 +170,10 @@ checkpoints:
   type: list
   elements: str
 decision:
-  description: What a converge does (action keep, launch, restart or refuse; reason; msg).
+  description:
+    - What a converge does (action keep, launch, restart or refuse; reason; msg).
+    - A launch or restart that resumes names C(resume_from), the newest checkpoint, and
+      C(resume_step), the global step of its C(trainer_state.json) (null on other nodes than the primary).
   returned: when O(config_hash) is set
   type: dict
   sample: {"action": "keep", "msg": "run libero-panda-8p is alive; nothing to do"}
@@ -173,6 +182,7 @@ decision:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascendops.gr00t.plugins.module_utils.train_log import summarize
 from ansible_collections.ascendops.gr00t.plugins.module_utils.train_run import (
+    checkpoint_step,
     checkpoints,
     decide,
     pid_alive,
@@ -198,8 +208,10 @@ def status(params: dict) -> dict:
     result = dict(summary, state=state, pid=pid if alive else None, run_id=record.get("run_id"), log=log,
                   exit_code=None if alive else exit_code, checkpoints=checkpoints(output_dir) if output_dir else [])
     if params["config_hash"]:
+        newest_step = checkpoint_step(output_dir, result["checkpoints"][-1]) if result["checkpoints"] else None
         result["decision"] = decide(state, record, params["config_hash"], params["run_id"], output_dir,
-                                    result["checkpoints"], params["restart"], params["resume"])
+                                    result["checkpoints"], params["restart"], params["resume"], newest_step,
+                                    params["primary"])
     return result
 
 
@@ -216,6 +228,7 @@ def main() -> None:
             run_id=dict(type="str", default=""),
             restart=dict(type="bool", default=False),
             resume=dict(type="bool", default=False),
+            primary=dict(type="bool", default=True),
         ),
         supports_check_mode=True,
     )

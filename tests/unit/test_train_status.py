@@ -113,8 +113,50 @@ def test_restart_does_not_bypass_checkpoints() -> None:
 
 def test_resume() -> None:
     decision = train_run.decide("failed", RECORD, "h1", "old", "/data/runs/old", ["checkpoint-5", "checkpoint-10"],
-                                False, True)
-    assert decision == {"action": "launch", "resume": True, "msg": "launch run old from checkpoint-10"}
+                                False, True, 10)
+    assert decision == {"action": "launch", "resume": True, "resume_from": "checkpoint-10", "resume_step": 10,
+                        "msg": "launch run old from checkpoint-10 (global step 10)"}
+
+
+def test_resume_refuses_an_incomplete_newest_checkpoint_on_the_primary() -> None:
+    decision = train_run.decide("failed", RECORD, "h1", "old", "/data/runs/old", ["checkpoint-5", "checkpoint-10"],
+                                False, True, None, True)
+    assert decision["action"] == "refuse" and decision["reason"] == "incomplete"
+    assert decision["msg"] == ("/data/runs/old/checkpoint-10 has no trainer_state.json: that save was cut off, and "
+                               "GR00T would resume from it and fail. Move it out of /data/runs/old (nothing is "
+                               "deleted here) and rerun to resume from checkpoint-5.")
+    # Other nodes hold their shards of a checkpoint, never its trainer_state.json.
+    other = train_run.decide("failed", RECORD, "h1", "old", "/data/runs/old", ["checkpoint-10"], False, True, None,
+                             False)
+    assert other["action"] == "launch" and other["resume_from"] == "checkpoint-10" and other["resume_step"] is None
+
+
+def test_resume_without_checkpoints_is_a_fresh_launch() -> None:
+    decision = train_run.decide("absent", {}, "h1", "new", "/data/runs/new", [], False, True)
+    assert decision == {"action": "launch", "resume": False, "resume_from": None, "msg": "launch run new"}
+
+
+def test_checkpoint_step_reads_trainer_state(tmp_path: Path) -> None:
+    (tmp_path / "checkpoint-20").mkdir()
+    assert train_run.checkpoint_step(str(tmp_path), "checkpoint-20") is None
+    (tmp_path / "checkpoint-20" / "trainer_state.json").write_text('{"global_step": 20, "epoch": 0.5}')
+    assert train_run.checkpoint_step(str(tmp_path), "checkpoint-20") == 20
+    (tmp_path / "checkpoint-20" / "trainer_state.json").write_text('{"global_st')
+    assert train_run.checkpoint_step(str(tmp_path), "checkpoint-20") is None
+
+
+def test_group_resumes_only_from_one_checkpoint() -> None:
+    primary = {"action": "launch", "resume": True, "resume_from": "checkpoint-10", "resume_step": 10, "msg": "m"}
+    other = {"action": "launch", "resume": True, "resume_from": "checkpoint-10", "resume_step": None, "msg": "m"}
+    decision = train_run.group_decision({"n1": primary, "n2": other}, False)
+    assert decision == {"action": "launch",
+                        "msg": "launching on n1, n2, resuming from checkpoint-10 (global step 10)"}
+    behind = dict(other, resume_from="checkpoint-5")
+    decision = train_run.group_decision({"n1": primary, "n2": behind}, False)
+    assert decision["action"] == "refuse" and "n1 checkpoint-10, n2 checkpoint-5" in decision["msg"]
+    fresh = {"action": "launch", "resume": False, "resume_from": None, "msg": "m"}
+    decision = train_run.group_decision({"n1": primary, "n2": fresh}, False)
+    assert decision["action"] == "refuse" and "n2 none" in decision["msg"]
 
 
 def test_checkpoints_sorted_by_step(tmp_path: Path) -> None:

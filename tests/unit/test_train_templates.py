@@ -53,8 +53,7 @@ def node(tmp_path: Path) -> dict:
         "train_gr00t_dir": str(tmp_path), "train_dataset_path": "/data/libero", "train_embodiment_tag": "LIBERO_PANDA",
         "train_global_batch_size": 640, "__train_max_steps": 8, "train_output_dir": str(out),
         "train_dataloader_num_workers": 0, "__train_save_steps": 9, "train_base_model_path": "/models/n17",
-        "train_deepspeed_config": {}, "train_deepspeed_config_flag": "--deepspeed_config",
-        "__train_deepspeed_file": str(out / "ds.json"), "__train_resuming": False, "train_resume_args": [],
+        "train_resume": False, "train_hf_home": "/data/gr00t/hf",
         "train_extra_args": ["--learning_rate", "1e-4"], "train_python": str(fake_python),
         "train_launcher": "/env/bin/gr00t_npu_launch.py", "train_entry_point": "gr00t/experiment/launch_finetune.py",
         "train_warmup_steps": 2, "__train_log_tool": str(node_tools(tmp_path) / "train_fps.py"),
@@ -99,6 +98,23 @@ def test_full_script_arguments(tmp_path: Path, node: dict) -> None:
     assert flags["--global_batch_size"] == "640" and flags["--max_steps"] == "20000"
     assert flags["--dataloader_num_workers"] == "0" and flags["--learning_rate"] == "1e-4"
     assert not (Path(node["train_output_dir"]) / "performance.json").exists()
+    # GR00T has no DeepSpeed flag (it turns ZeRO-2 on by itself) and resumes only when asked.
+    assert not any("deepspeed" in arg or "resume" in arg for arg in args)
+
+
+def test_resume_is_the_bare_flag_and_only_with_a_checkpoint(tmp_path: Path, node: dict) -> None:
+    """GR00T's tyro CLI takes --resume_from_checkpoint bare (`True` after it exits 2) and stops
+    when the output directory has no checkpoint to resume from."""
+    node["train_resume"] = True
+    res = launch(tmp_path, node, "train_8p.sh.j2")
+    assert res.returncode == 0, Path(node["__train_log"]).read_text()
+    assert "--resume_from_checkpoint" not in (tmp_path / "torchrun.args").read_text().splitlines()
+    (Path(node["train_output_dir"]) / "checkpoint-500").mkdir()
+    res = launch(tmp_path, node, "train_8p.sh.j2")
+    assert res.returncode == 0, Path(node["__train_log"]).read_text()
+    args = (tmp_path / "torchrun.args").read_text().splitlines()
+    assert args[-1] == "--resume_from_checkpoint" and args.count("--resume_from_checkpoint") == 1
+    assert "[launch] resuming from the newest checkpoint" in Path(node["__train_log"]).read_text()
 
 
 def test_environment_file(tmp_path: Path, node: dict) -> None:
@@ -109,6 +125,8 @@ def test_environment_file(tmp_path: Path, node: dict) -> None:
     assert env["ASCEND_RT_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
     assert env["HCCL_IF_IP"] == "10.0.0.1" and "HCCL_SOCKET_IFNAME" not in env
     assert env["HF_HUB_OFFLINE"] == "1" and env["TRANSFORMERS_OFFLINE"] == "1"
+    # GR00T loads the gated VLM's processor by its hub id: the checked cache must be HF_HOME.
+    assert env["HF_HOME"] == "/data/gr00t/hf"
     assert env["LD_LIBRARY_PATH"].startswith("/env/lib/python3.10/site-packages/torch/lib:")
     assert env["ASCEND_HOME_PATH"] == "/usr/local/Ascend/cann-9.0.0" and env["SOME_FLAG"] == "a b"
     node["train_hccl_socket_ifname"] = "enp189s0f0"
