@@ -207,8 +207,8 @@ def resume_note(decisions: Iterable[dict]) -> str:
     if not resuming:
         return ""
     step = next((d["resume_step"] for d in resuming if d.get("resume_step") is not None), None)
-    return ", resuming from {0}{1}".format(resuming[0]["resume_from"],
-                                            "" if step is None else " (global step {0})".format(step))
+    at_step = "" if step is None else " (global step {0})".format(step)
+    return ", resuming from {0}{1}".format(resuming[0]["resume_from"], at_step)
 
 
 def first_step_wait_over(status: dict, rank: int, waited: int, settle: int) -> bool:
