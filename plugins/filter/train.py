@@ -153,6 +153,47 @@ def train_health_verdict(hosts: list[str], statuses: list[dict], run_id: str, ti
     return health_verdict([str(h) for h in hosts], plain(list(statuses)), str(run_id), int(timeout))
 
 
+# A flag at the start of a help line: tyro's boxed table (`│ --base-model-path STR`,
+# `│ --tune-llm, --no-tune-llm`) and argparse's indented list (`  --dataset_path DATASET_PATH`).
+HELP_FLAG = re.compile(r"^[\s│|]*(--[A-Za-z0-9][\w-]*)((?:, --[\w-]+)*)(?:[ =]([A-Z{][^\s]*))?", re.M)
+
+
+def flag_key(flag: str) -> str:
+    """tyro accepts --dataset_path and --dataset-path alike."""
+    return flag.split("=", 1)[0].replace("_", "-")
+
+
+def cli_flags(help_text: str) -> dict[str, bool]:
+    """Every flag of a --help text, and whether it takes a value (False: a bare boolean flag)."""
+    flags: dict[str, bool] = {}
+    for match in HELP_FLAG.finditer(help_text):
+        takes_value = bool(match.group(3))
+        for flag in [match.group(1)] + re.findall(r"--[\w-]+", match.group(2)):
+            flags[flag_key(flag)] = takes_value
+    return flags
+
+
+def train_cli_problems(help_text: str, argv: list[str]) -> list[str]:
+    """What the entry point would refuse in argv: unknown flags, values after a bare boolean
+    flag (GR00T: `--resume_from_checkpoint True` exits 2) and flags missing their value."""
+    flags = cli_flags(help_text)
+    known = ", ".join(sorted(flag for flag in flags if flag not in ("--help", "-h")))
+    problems: list[str] = []
+    for index, arg in enumerate(argv):
+        arg = str(arg)
+        if not arg.startswith("--"):
+            continue
+        following = str(argv[index + 1]) if index + 1 < len(argv) else None
+        takes_value = flags.get(flag_key(arg))
+        if takes_value is None:
+            problems.append("{0} is not an option of the entry point".format(arg))
+        elif not takes_value and "=" not in arg and following is not None and not following.startswith("--"):
+            problems.append("{0} is a bare flag: remove the {1!r} after it".format(arg, following))
+        elif takes_value and "=" not in arg and (following is None or following.startswith("--")):
+            problems.append("{0} needs a value".format(arg))
+    return problems + (["its options are: " + known] if problems else [])
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
@@ -162,4 +203,5 @@ class FilterModule:
             "train_readiness": train_readiness,
             "train_first_step_wait_over": train_first_step_wait_over,
             "train_health_verdict": train_health_verdict,
+            "train_cli_problems": train_cli_problems,
         }

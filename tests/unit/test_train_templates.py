@@ -7,7 +7,9 @@ import subprocess
 from pathlib import Path
 
 import jinja2
+import jinja2.nativetypes
 import pytest
+import yaml
 from ansible.plugins.filter import core
 
 REPO = Path(__file__).resolve().parents[2]
@@ -19,6 +21,14 @@ def render(name: str, variables: dict) -> str:
                              trim_blocks=True)
     env.filters.update(core.FilterModule().filters())  # quote, ternary, bool, comment, to_nice_json, ...
     return env.get_template(name).render(**variables)
+
+
+def role_var(name: str, variables: dict) -> object:
+    """A variable of roles/train/vars/main.yml, templated with `variables` as Ansible would."""
+    expression = yaml.safe_load((REPO / "roles" / "train" / "vars" / "main.yml").read_text())[name]
+    env = jinja2.nativetypes.NativeEnvironment(undefined=jinja2.StrictUndefined)
+    env.filters.update(core.FilterModule().filters())
+    return env.from_string(expression).render(**variables)
 
 
 def node_tools(tmp_path: Path) -> Path:
@@ -70,7 +80,7 @@ def node(tmp_path: Path) -> dict:
 def launch(tmp_path: Path, node: dict, template: str) -> subprocess.CompletedProcess:
     (tmp_path / "env.sh").write_text(render("train_env.sh.j2", node))
     script = tmp_path / "train.sh"
-    script.write_text(render(template, node))
+    script.write_text(render(template, dict(node, __train_gr00t_args=role_var("__train_gr00t_args", node))))
     return subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60, check=False)
 
 
