@@ -136,15 +136,16 @@ def test_train_status_reports_into_the_project_not_the_collection(project: tuple
     assert not list(installed.joinpath("collections").rglob("reports")), "a report was written into the collection"
 
 
+# ansible-test sanity and ansible-lint run in `make lint` already, on the same files.
 IMPORTER_CONFIG = """\
 [galaxy-importer]
 RUN_ANSIBLE_TEST = False
-RUN_ANSIBLE_LINT = True
+RUN_ANSIBLE_LINT = False
 """
 
 
 def test_galaxy_importer_accepts_the_tarball(installed: Path) -> None:
-    """Galaxy's own import checks (metadata, docs of every plugin, role READMEs, ansible-lint)."""
+    """Galaxy's own import checks (metadata, the docs of every plugin, role READMEs and metadata)."""
     config = installed / "galaxy-importer.cfg"
     config.write_text(IMPORTER_CONFIG)
     env = clean_env(GALAXY_IMPORTER_CONFIG=str(config))
