@@ -6,12 +6,17 @@ run it again (rerun), and print wall times, the rerun/first ratio, the changed t
 and task count of the rerun, and its slowest tasks (from profile_tasks).
 Goals: rerun <= 20% of the first run with changed=0; N nodes <= 1.5x one.
 
+With --per-stage, each stage's playbook then runs once more on the converged nodes, for the
+controller CPU of each stage. Controller CPU is the user+sys time of ansible-playbook and
+every process it waited for (its forks, the ssh clients), read with getrusage.
+
   .venv/bin/python tests/bench/provision_bench.py --nodes 1 4
 """
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -26,6 +31,11 @@ from playlog import recap, slowest, tasks_run  # noqa: E402 (path set just above
 SIMCTL = [sys.executable, str(REPO / "tests" / "harness" / "simctl.py")]
 WORK = REPO / ".sim" / "bench"
 BASE_PORT = 22300
+# The venv's ansible-playbook, whether or not the venv is on PATH.
+PLAYBOOK_BIN = Path(sys.executable).parent / "ansible-playbook"
+# site.yml's stages in order (playbooks/<stage>.yml), for --per-stage.
+STAGES = ["preflight", "system_deps", "npu_driver", "npu_network", "cann", "python_env", "mx_driving", "gr00t",
+          "train", "summary"]
 
 
 def write_cluster(count: int) -> tuple[Path, Path]:
@@ -45,53 +55,75 @@ def write_cluster(count: int) -> tuple[Path, Path]:
     sim_vars["ascend_artifact_source"] = str(REPO / ".sim" / "artifacts")
     # The sim inventory finds the fixture GR00T commit relative to itself; this one lives elsewhere.
     sim_vars["gr00t_version"] = (REPO / ".sim" / "gr00t-fixtures" / "git" / "commits").read_text().split()[-1]
+    # The device network has its own suite (molecule network); these nodes have no addresses.
+    sim_vars["ascend_manage_npu_network"] = False
     (inventory / "group_vars" / "all.yml").write_text(yaml.safe_dump(sim_vars, sort_keys=False))
     return cluster, inventory
 
 
-def timed_run(inventory: Path) -> tuple[float, str]:
-    start = time.monotonic()
-    res = subprocess.run(["ansible-playbook", "site.yml", "-i", str(inventory)], cwd=REPO,
+def children_cpu() -> float:
+    """user+sys seconds of every child process waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_run(inventory: Path, playbook: str = "site.yml") -> tuple[float, float, str]:
+    """Wall seconds, controller CPU seconds and the output of one ansible-playbook run."""
+    start, cpu = time.monotonic(), children_cpu()
+    res = subprocess.run([str(PLAYBOOK_BIN), playbook, "-i", str(inventory)], cwd=REPO,
                          capture_output=True, text=True, check=False)
-    elapsed = time.monotonic() - start
+    elapsed, used = time.monotonic() - start, children_cpu() - cpu
     if res.returncode != 0:
         sys.stderr.write(res.stdout[-4000:] + res.stderr[-2000:])
-        raise SystemExit(f"site.yml failed on {inventory} (rc={res.returncode})")
-    return elapsed, res.stdout
+        raise SystemExit(f"{playbook} failed on {inventory} (rc={res.returncode})")
+    return elapsed, used, res.stdout
 
 
-def bench(count: int) -> dict[str, object]:
+def bench(count: int, per_stage: bool) -> dict[str, object]:
     cluster, inventory = write_cluster(count)
     subprocess.run([*SIMCTL, "down", str(cluster)], check=True)
     subprocess.run([*SIMCTL, "up", str(cluster)], check=True)
     try:
-        first, dummy = timed_run(inventory)
-        rerun, output = timed_run(inventory)
+        first, first_cpu, dummy = timed_run(inventory)
+        rerun, rerun_cpu, output = timed_run(inventory)
+        stages = {stage: timed_run(inventory, f"playbooks/{stage}.yml")[1] for stage in STAGES} if per_stage else {}
     finally:
         subprocess.run([*SIMCTL, "down", str(cluster)], check=True)
+    hosts = recap(output)
     return {"nodes": count, "first_s": first, "rerun_s": rerun, "ratio": rerun / first,
-            "rerun_changed": sum(h["changed"] for h in recap(output).values()),
-            "rerun_tasks": tasks_run(output), "rerun_slowest": slowest(output)}
+            "first_cpu_s": first_cpu, "rerun_cpu_s": rerun_cpu,
+            "rerun_changed": sum(h["changed"] for h in hosts.values()),
+            "rerun_ok_per_node": max(h["ok"] for h in hosts.values()),
+            "rerun_skipped_per_node": max(h["skipped"] for h in hosts.values()),
+            "rerun_tasks": tasks_run(output), "rerun_slowest": slowest(output), "stage_cpu_s": stages}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, nargs="+", default=[1])
+    parser.add_argument("--per-stage", action="store_true", help="controller CPU of each stage on a converged rerun")
     args = parser.parse_args()
     subprocess.run([*SIMCTL, "engine"], check=True)
-    rows = [bench(n) for n in args.nodes]
+    rows = [bench(n, args.per_stage) for n in args.nodes]
     print(f"{'nodes':>5}  {'first run':>10}  {'rerun':>8}  {'rerun/first':>11}  {'rerun changed':>13}"
-          f"  {'rerun tasks':>11}")
+          f"  {'rerun CPU':>9}  {'CPU/node':>8}  {'ok/node':>7}  {'skipped/node':>12}")
     for row in rows:
         print(f"{row['nodes']:>5}  {row['first_s']:>9.1f}s  {row['rerun_s']:>7.1f}s  {row['ratio']:>11.2f}"
-              f"  {row['rerun_changed']:>13}  {row['rerun_tasks']:>11}")
+              f"  {row['rerun_changed']:>13}  {row['rerun_cpu_s']:>8.1f}s  {row['rerun_cpu_s'] / row['nodes']:>7.1f}s"
+              f"  {row['rerun_ok_per_node']:>7}  {row['rerun_skipped_per_node']:>12}")
+    if len(rows) > 1:
+        low, high = rows[0], rows[-1]
+        marginal = (high["rerun_cpu_s"] - low["rerun_cpu_s"]) / (high["nodes"] - low["nodes"])
+        print(f"rerun controller CPU per added node ({low['nodes']} -> {high['nodes']} nodes): {marginal:.1f}s")
+        print(f"first run {high['nodes']} nodes / {low['nodes']} node: {high['first_s'] / low['first_s']:.2f}x")
     for row in rows:
+        if row["stage_cpu_s"]:
+            print(f"controller CPU per stage, converged, {row['nodes']} node(s) (each playbook alone):")
+            for stage, seconds in row["stage_cpu_s"].items():
+                print(f"  {seconds:>6.1f}s  {stage}")
         print(f"slowest tasks of the {row['nodes']}-node rerun:")
         for name, seconds in row["rerun_slowest"]:
             print(f"  {seconds:>6.1f}s  {name}")
-    if len(rows) > 1:
-        print(f"first run {rows[-1]['nodes']} nodes / {rows[0]['nodes']} node: "
-              f"{rows[-1]['first_s'] / rows[0]['first_s']:.2f}x")
     return 0
 
 

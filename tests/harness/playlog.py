@@ -9,7 +9,7 @@ import textwrap
 
 import yaml
 
-RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=(\d+)", re.M)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # profile_tasks' closing list: "<role> : <task> ------- 12.34s", slowest first.
 PROFILE = re.compile(r"^(\S.*?) -{3,} (\d+\.\d+)s$", re.M)
@@ -18,8 +18,9 @@ TASK = re.compile(r"^TASK \[", re.M)
 
 def recap(output: str) -> dict[str, dict[str, int]]:
     """Per-host counts from the PLAY RECAP of an ansible-playbook run."""
-    return {host: {"ok": int(ok), "changed": int(changed), "unreachable": int(unreachable), "failed": int(failed)}
-            for host, ok, changed, unreachable, failed in RECAP.findall(ANSI.sub("", output))}
+    return {host: {"ok": int(ok), "changed": int(changed), "unreachable": int(unreachable), "failed": int(failed),
+                   "skipped": int(skipped)}
+            for host, ok, changed, unreachable, failed, skipped in RECAP.findall(ANSI.sub("", output))}
 
 
 def tasks_run(output: str) -> int:

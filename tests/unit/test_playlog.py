@@ -45,9 +45,9 @@ Gathering Facts --------------------------------------------------------- 1.20s
 
 def test_recap_counts_every_host() -> None:
     assert playlog.recap(OUTPUT) == {
-        "n1": {"ok": 72, "changed": 8, "unreachable": 0, "failed": 0},
-        "n2": {"ok": 70, "changed": 1, "unreachable": 0, "failed": 1},
-        "n3": {"ok": 12, "changed": 1, "unreachable": 1, "failed": 0},
+        "n1": {"ok": 72, "changed": 8, "unreachable": 0, "failed": 0, "skipped": 10},
+        "n2": {"ok": 70, "changed": 1, "unreachable": 0, "failed": 1, "skipped": 10},
+        "n3": {"ok": 12, "changed": 1, "unreachable": 1, "failed": 0, "skipped": 2},
     }
 
 
