@@ -25,8 +25,6 @@ _PIN = re.compile(
 _RELEASE = re.compile(r"^v?(?P<release>[0-9]+(?:\.[0-9]+)*)(?P<rest>.*)$")
 _NO_DISTRIBUTION = re.compile(r"No matching distribution found for\s+(?P<req>\S+)")
 _REQUIREMENT_NAME = re.compile(r"^\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:[\[(<>=!~;@]|$)")
-# {distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl (PEP 427)
-_WHEEL = re.compile(r"^(?P<dist>[^-]+)-(?P<version>[^-]+)(?:-[0-9][^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
 
 
 class Pin(NamedTuple):
@@ -165,14 +163,6 @@ def editable_points_at(direct_urls: list[Any], path: str) -> bool:
     return any(isinstance(record, dict) and unquote(str(record.get("url", ""))).rstrip("/") == wanted
                and isinstance(record.get("dir_info"), dict) and record["dir_info"].get("editable") is True
                for record in direct_urls)
-
-
-def parse_wheel_name(path: str) -> tuple[str, str]:
-    """(distribution as the file names it, version) of a wheel file; ValueError for another file."""
-    match = _WHEEL.match(os.path.basename(path))
-    if not match:
-        raise ValueError(f"{os.path.basename(path)!r} is not a wheel file name (name-version-python-abi-platform.whl)")
-    return match["dist"], match["version"]
 
 
 def wheel_reasons(version: str, installed: list[dict[str, Any]], sha256: str, recorded: str) -> list[str]:

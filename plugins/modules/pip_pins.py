@@ -163,7 +163,6 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.pip_pins import (
     missing_distribution,
     parse_install_report,
     parse_pip_list,
-    parse_wheel_name,
     pending_pins,
     requirement_name,
     still_pending,
@@ -171,7 +170,11 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.pip_pins import (
     with_pins,
 )
 from ansible_collections.ascendops.gr00t.plugins.module_utils.redact import url_passwords
-from ansible_collections.ascendops.gr00t.plugins.module_utils.wheel_archive import installed_record_problems
+from ansible_collections.ascendops.gr00t.plugins.module_utils.wheel_archive import (
+    WheelError,
+    installed_record_problems,
+    parse_wheel_filename,
+)
 
 PIP_QUIET = ["--disable-pip-version-check", "--no-input"]
 # The user's ~/.local must neither satisfy nor receive the environment's packages.
@@ -339,9 +342,10 @@ def record_hash(path: str, sha256: str) -> None:
 def converge_wheel(module: AnsibleModule, python: str) -> NoReturn:
     wheel = module.params["wheel"]
     try:
-        dist, version = parse_wheel_name(wheel)
-    except ValueError as exc:
+        info = parse_wheel_filename(os.path.basename(wheel))
+    except WheelError as exc:
         module.fail_json(msg=f"wheel: {exc}")
+    dist, version = info["name"], info["version"]
     name = canonical_name(dist)
     dists, state = wheel_state(module, python, dist)
     have = dists[0]["version"] if len(dists) == 1 else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -22,7 +23,6 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.pip_pins import (
     parse_install_report,
     parse_pin,
     parse_pip_list,
-    parse_wheel_name,
     pending_pins,
     pin_problems,
     pin_versions,
@@ -32,7 +32,11 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.pip_pins import (
     wheel_reasons,
     with_pins,
 )
-from ansible_collections.ascendops.gr00t.plugins.module_utils.wheel_archive import installed_record_problems
+from ansible_collections.ascendops.gr00t.plugins.module_utils.wheel_archive import (
+    WheelError,
+    installed_record_problems,
+    parse_wheel_filename,
+)
 from ansible_collections.ascendops.gr00t.plugins.modules import pip_pins
 from modrun import run_module
 
@@ -204,13 +208,15 @@ def test_editable_points_at(records: list, ok: bool) -> None:
     ("torch-2.7.1+cpu-1build-cp310-cp310-manylinux_2_28_aarch64.whl", ("torch", "2.7.1+cpu")),
 ])
 def test_parse_wheel_name(path: str, parsed: tuple) -> None:
-    assert parse_wheel_name(path) == parsed
+    """The module reads the wheel's project and version with wheel_archive's parser."""
+    info = parse_wheel_filename(os.path.basename(path))
+    assert (info["name"], info["version"]) == parsed
 
 
 @pytest.mark.parametrize("path", ["/c/mx_driving-1.0.tar.gz", "/c/mx_driving-1.0-py3.whl"])
 def test_parse_wheel_name_refuses_another_file(path: str) -> None:
-    with pytest.raises(ValueError, match="not a wheel file name"):
-        parse_wheel_name(path)
+    with pytest.raises(WheelError, match="not a wheel file name"):
+        parse_wheel_filename(os.path.basename(path))
 
 
 @pytest.mark.parametrize("installed, recorded, reasons", [
