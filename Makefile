@@ -15,6 +15,8 @@ export PATH := $(BIN):$(PATH)
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PY_COLORS := 1
 export ANSIBLE_FORCE_COLOR := 1
+# NVIDIA's GR00T release tarball the training tests use; empty: ../shared/upstream/.
+export GR00T_UPSTREAM_TARBALL ?=
 
 .PHONY: help venv lint unit sim installed secrets molecule faults test demo demo-down clean distclean
 

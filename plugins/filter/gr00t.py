@@ -13,6 +13,9 @@ from typing import Any
 from ansible_collections.ascendops.gr00t.plugins.module_utils.pip_pins import canonical_name, requirement_name
 
 
+PYPI = "https://pypi.org/simple"
+
+
 def is_dropped(name: str, drop: list[str]) -> bool:
     """A dropped name also covers its variants (tensorrt drops tensorrt-cu12, tensorrt-cu13)."""
     return any(name == canonical_name(d) or name.startswith(canonical_name(d) + "-") for d in drop)
@@ -36,6 +39,40 @@ def gr00t_ascend_requirements(pyproject: str, drop: list[str], extra: list[str])
     indexes = [index.get("url", "") for index in data.get("tool", {}).get("uv", {}).get("index", [])]
     dropped += ["index {0}".format(url) for url in indexes if url]
     return {"requirements": kept + list(extra), "dropped": dropped}
+
+
+def gr00t_lock_constraints(lock: str, skip: list[str]) -> list[str]:
+    """Upstream's validated versions from its uv.lock, as pip constraints (`name==version`).
+
+    pyproject.toml pins some projects and leaves their dependencies open, so a fresh resolve
+    can pick releases upstream never ran (a pyarrow that refuses numpy 1.26). The lock holds
+    the set upstream validated. Left out: the projects `skip` names (dropped, kept or replaced;
+    names or requirements)
+    and every project they depend on in the lock, which come with them as they need; projects
+    locked at several versions (one per platform); and ones not from PyPI (a CUDA index, a path,
+    URL, git or editable source), whose builds an Ascend node does not use.
+    """
+    packages = tomllib.loads(lock).get("package", [])
+    if not isinstance(packages, list):
+        raise ValueError("uv.lock has no [[package]] tables: is this upstream's uv.lock?")
+    versions: dict[str, set[str]] = {}
+    needs: dict[str, set[str]] = {}
+    foreign: set[str] = set()
+    for package in packages:
+        name = canonical_name(package["name"])
+        versions.setdefault(name, set()).add(str(package.get("version", "")))
+        needs.setdefault(name, set()).update(canonical_name(d["name"]) for d in package.get("dependencies", []))
+        if package.get("source", {}).get("registry") != PYPI:
+            foreign.add(name)
+    skipped = [requirement_name(spec) for spec in skip]
+    left_out = {name for name in versions if is_dropped(name, skipped)}
+    pending = list(left_out)
+    while pending:
+        for dependency in needs.get(pending.pop(), set()) - left_out:
+            left_out.add(dependency)
+            pending.append(dependency)
+    return sorted("{0}=={1}".format(name, next(iter(found))) for name, found in versions.items()
+                  if len(found) == 1 and name not in left_out | foreign)
 
 
 def lerobot_problems(dataset: str, found: dict[str, Any], info: dict[str, Any] | None) -> list[str]:
@@ -62,4 +99,5 @@ def lerobot_problems(dataset: str, found: dict[str, Any], info: dict[str, Any] |
 
 class FilterModule:
     def filters(self) -> dict[str, Any]:
-        return {"gr00t_ascend_requirements": gr00t_ascend_requirements, "lerobot_problems": lerobot_problems}
+        return {"gr00t_ascend_requirements": gr00t_ascend_requirements, "gr00t_lock_constraints": gr00t_lock_constraints,
+                "lerobot_problems": lerobot_problems}

@@ -58,6 +58,15 @@ options:
   wheel:
     description: Local wheel file to install, reinstalled whenever it changes.
     type: path
+  constraints:
+    description:
+      - pip constraints (C(name==version) lines) for every resolve and install of
+        O(requirements), such as upstream's validated versions from the
+        C(ascendops.gr00t.gr00t_lock_constraints) filter. They limit the versions pip may pick;
+        they install nothing by themselves.
+    type: list
+    elements: str
+    default: []
   pip_args:
     description:
       - Extra pip install arguments, such as the output of the C(ascendops.gr00t.pip_options)
@@ -85,6 +94,7 @@ EXAMPLES = r"""
     python: /opt/miniforge3/envs/torch2.7.1/bin/python
     requirements: ["transformers>=4.51,<5", "diffusers", "deepspeed==0.18.4"]
     keep: [torch, torch-npu, torchvision]
+    constraints: [pyarrow==23.0.1, huggingface-hub==0.36.2]
 
 - name: Install a checkout editable
   ascendops.gr00t.pip_pins:
@@ -373,6 +383,13 @@ def converge_wheel(module: AnsibleModule, python: str) -> NoReturn:
     module.exit_json(changed=True, **dict(result, versions={name: dists[0]["version"]}))
 
 
+def constraints_file(tmpdir: str, lines: list[str]) -> str:
+    path = os.path.join(tmpdir, "constraints.txt")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("".join(line + "\n" for line in lines))
+    return path
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -381,6 +398,7 @@ def main() -> None:
             "keep": {"type": "list", "elements": "str", "default": []},
             "editable": {"type": "path"},
             "wheel": {"type": "path"},
+            "constraints": {"type": "list", "elements": "str", "default": []},
             "pip_args": {"type": "list", "elements": "str", "default": []},
         },
         mutually_exclusive=[("requirements", "editable", "wheel")],
@@ -396,6 +414,8 @@ def main() -> None:
     if not os.access(python, os.X_OK):
         module.fail_json(msg=f"{python} does not exist or is not executable: create the environment first.")
     if module.params["requirements"] is not None:
+        if module.params["constraints"]:
+            module.params["pip_args"] += ["--constraint", constraints_file(module.tmpdir, module.params["constraints"])]
         converge_requirements(module, python)
     if module.params["editable"]:
         converge_editable(module, python)

@@ -10,7 +10,10 @@ Subcommands:
   engine                 make sure a Docker engine answers (install docker.io, start dockerd)
   image                  build or reuse the base node image, print its tag
   tag                    print the tag the base image has for the current recipe
-  artifacts DIR          generate the simulated vendor installers and SHA256SUMS into DIR
+  upstream-commit        print the commit of the GR00T release tarball the tests train with
+  artifacts DIR          generate the simulated vendor installers and SHA256SUMS into DIR,
+                         with the real GR00T release tarball ($GR00T_UPSTREAM_TARBALL or
+                         ../shared/upstream/) staged beside them
   up CLUSTER             start the nodes of a cluster file (tests/sim/clusters/*.json)
   down CLUSTER           remove them
   provision CONTAINER    install the simulated hardware/vendor tools into a running container
@@ -22,6 +25,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,8 +36,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SIM_DIR = REPO / "tests" / "sim"
+sys.path.insert(0, str(SIM_DIR))
+from make_artifacts import write_if_changed  # noqa: E402  # pylint: disable=wrong-import-position
 STATE_DIR = Path(os.environ.get("SIM_STATE_DIR", REPO / ".sim"))
 GR00T_FIXTURES = STATE_DIR / "gr00t-fixtures"
+# NVIDIA's GR00T release as an operator downloads it: GitHub's archive of one commit.
+UPSTREAM_DIR = REPO.parent / "shared" / "upstream"
+UPSTREAM_NAME = re.compile(r"^Isaac-GR00T-(?P<commit>[0-9a-f]{40})\.tar\.gz$")
 IMAGE_REPO = "ascendops-sim-node"
 
 # The recipe of the base image: its hash is the image tag, so a change here builds a new
@@ -175,6 +184,7 @@ def make_artifacts(dest: Path, extra: list[str]) -> None:
     # The Python artifacts first: make_artifacts.py lists every file in SHA256SUMS.
     run([sys.executable, str(SIM_DIR / "make_python_artifacts.py"), "--dest", str(dest)])
     stage_gr00t_fixture(dest)
+    stage_gr00t_upstream(dest)
     run([sys.executable, str(SIM_DIR / "make_artifacts.py"), "--dest", str(dest), *extra])
     run([sys.executable, str(SIM_DIR / "make_mx_driving.py"), "--dest", str(dest)])
 
@@ -195,6 +205,42 @@ def stage_gr00t_fixture(dest: Path) -> None:
     (dest / "wheels").mkdir(parents=True, exist_ok=True)
     for wheel in (GR00T_FIXTURES / "wheels").glob("*.whl"):
         shutil.copy2(wheel, dest / "wheels" / wheel.name)
+
+
+def upstream_tarball() -> Path:
+    """The real GR00T release tarball: $GR00T_UPSTREAM_TARBALL, else the newest in UPSTREAM_DIR.
+
+    Training tests run NVIDIA's own trainer from it; without it they cannot, so a missing
+    tarball stops the harness instead of training something else.
+    """
+    given = os.environ.get("GR00T_UPSTREAM_TARBALL", "")
+    found = [Path(given)] if given else sorted(UPSTREAM_DIR.glob("Isaac-GR00T-*.tar.gz"))
+    if not found or not found[-1].is_file():
+        where = f"GR00T_UPSTREAM_TARBALL={given} is not a file" if given else f"nothing in {UPSTREAM_DIR}"
+        raise HarnessError(
+            f"no GR00T release tarball ({where}). Put GitHub's archive of the commit "
+            "(https://github.com/NVIDIA/Isaac-GR00T/archive/<commit>.tar.gz, saved as Isaac-GR00T-<commit>.tar.gz; "
+            f"49d40d23ad8a58b270e8a720c752ed2ae950a621 is the commit tested) in {UPSTREAM_DIR}, or set "
+            "GR00T_UPSTREAM_TARBALL=/path/to/Isaac-GR00T-<commit>.tar.gz (also as a make variable)")
+    return found[-1]
+
+
+def upstream_commit(tarball: Path) -> str:
+    match = UPSTREAM_NAME.match(tarball.name)
+    if not match:
+        raise HarnessError(f"{tarball}: a GR00T release tarball is named Isaac-GR00T-<40-hex commit>.tar.gz, "
+                           "as GitHub serves the archive of a commit; rename it so the commit is known")
+    return match["commit"]
+
+
+def stage_gr00t_upstream(dest: Path) -> str:
+    """Copy the real release into the artifact source, under the name the gr00t role looks for."""
+    tarball = upstream_tarball()
+    commit = upstream_commit(tarball)
+    write_if_changed(dest / tarball.name, tarball.read_bytes(), 0o644)
+    # For the inventories that train: the commit to check out, read with a file lookup.
+    write_if_changed(STATE_DIR / "gr00t-upstream-commit", (commit + "\n").encode(), 0o644)
+    return commit
 
 
 # ---------------------------------------------------------------- nodes
@@ -381,6 +427,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("engine")
     sub.add_parser("image")
     sub.add_parser("tag")
+    sub.add_parser("upstream-commit")
     p = sub.add_parser("artifacts")
     p.add_argument("dest", type=Path)
     p.add_argument("extra", nargs=argparse.REMAINDER)
@@ -401,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
             print(ensure_image())
         elif args.cmd == "tag":
             print(image_tag())
+        elif args.cmd == "upstream-commit":
+            print(upstream_commit(upstream_tarball()))
         elif args.cmd == "artifacts":
             make_artifacts(args.dest, args.extra)
         elif args.cmd == "up":

@@ -5,7 +5,7 @@ Writes into OUT:
   git/Isaac-GR00T.git   bare repository of tests/fixtures/gr00t/upstream, two commits (a
                         second, later revision to update to); its dependency list is the
                         fixture's with the PyPI projects replaced by gr00t-fixture-dep, so
-                        the node can install it offline
+                        the node can install it offline, and a uv.lock that locks it
   git/commits           the two commit ids, oldest first
   wheels/               a wheel of gr00t-fixture-dep (a test-only project, not a stand-in
                         for any real package)
@@ -64,11 +64,26 @@ def offline_pyproject(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def offline_lock() -> str:
+    """A uv.lock in upstream's format for the offline project: the test-only dependency from
+    the index, and torch from a CUDA index as upstream locks it (the role leaves it out)."""
+    dep = DEP_NAME.replace("_", "-")
+    return (
+        'version = 1\nrevision = 3\nrequires-python = "==3.10.*"\n\n'
+        '[[package]]\nname = "torch"\nversion = "2.7.1+cu128"\n'
+        'source = { registry = "https://download.pytorch.org/whl/cu128" }\n\n'
+        f'[[package]]\nname = "{dep}"\nversion = "{DEP_VERSION}"\nsource = {{ registry = "https://pypi.org/simple" }}\n\n'
+        '[[package]]\nname = "gr00t"\nversion = "0.1.0"\nsource = { editable = "." }\n'
+        f'dependencies = [{{ name = "{dep}" }}, {{ name = "torch" }}]\n'
+    )
+
+
 def make_repo(out: Path) -> list[str]:
     work = out / "work"
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(FIXTURE, work)
     (work / "pyproject.toml").write_text(offline_pyproject((work / "pyproject.toml").read_text()))
+    (work / "uv.lock").write_text(offline_lock())
     git("init", "-q", "-b", "main", cwd=work)
     git("add", "-A", cwd=work)
     git("commit", "-qm", "fixture: GR00T N1.7 layout", cwd=work)

@@ -2,12 +2,12 @@
 FinetuneConfig from the upstream release tarball, through tyro, as launch_finetune.py does.
 
 The tarball is the one an operator stages (Isaac-GR00T-<commit>.tar.gz); the test looks for it
-in $GR00T_UPSTREAM_TARBALL, else in ../shared/upstream/ beside the repository.
+where the harness does (tests/harness/simctl.py: $GR00T_UPSTREAM_TARBALL, else ../shared/upstream/
+beside the repository); without it the test fails with where to put it.
 """
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 import tarfile
 from pathlib import Path
@@ -20,6 +20,8 @@ from ansible_collections.ascendops.gr00t.plugins.filter.train import cli_flags, 
 from test_train_templates import launch, node  # noqa: F401  # pylint: disable=unused-import
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "harness"))
+import simctl  # noqa: E402  # pylint: disable=wrong-import-position
 CONFIG = "gr00t/configs/finetune_config.py"
 ENTRY = "gr00t/experiment/launch_finetune.py"
 ARGPARSE_HELP = """usage: launch_finetune.py [-h] --dataset_path DATASET_PATH [--resume_from_checkpoint]
@@ -32,21 +34,10 @@ options:
 """
 
 
-def upstream_tarball() -> Path | None:
-    given = os.environ.get("GR00T_UPSTREAM_TARBALL")
-    if given:
-        return Path(given)
-    found = sorted((REPO.parent / "shared" / "upstream").glob("Isaac-GR00T-*.tar.gz"))
-    return found[-1] if found else None
-
-
 @pytest.fixture(scope="module")
 def finetune_config(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
     tyro = pytest.importorskip("tyro")
-    tarball = upstream_tarball()
-    if tarball is None or not tarball.is_file():
-        pytest.skip("no GR00T release tarball: set GR00T_UPSTREAM_TARBALL or put Isaac-GR00T-<commit>.tar.gz "
-                    f"in {REPO.parent / 'shared' / 'upstream'}")
+    tarball = simctl.upstream_tarball()
     dest = tmp_path_factory.mktemp("upstream")
     with tarfile.open(tarball) as archive:
         member = next(m for m in archive.getmembers() if m.name.endswith("/" + CONFIG))

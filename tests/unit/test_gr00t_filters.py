@@ -7,6 +7,7 @@ import pytest
 
 from ansible_collections.ascendops.gr00t.plugins.filter.gr00t import (
     gr00t_ascend_requirements,
+    gr00t_lock_constraints,
     is_dropped,
     lerobot_problems,
 )
@@ -74,3 +75,59 @@ def test_installed_pins_replace_upstream_lines() -> None:
     result = gr00t_ascend_requirements(PYPROJECT, DROP, ["deepspeed==0.18.4", "torch==2.7.1", "torchvision==0.22.0"])
     assert "torchvision==0.22.1" in result["dropped"]
     assert result["requirements"][-3:] == ["deepspeed==0.18.4", "torch==2.7.1", "torchvision==0.22.0"]
+
+
+LOCK = '''
+version = 1
+[[package]]
+name = "torch"
+version = "2.7.1+cu128"
+source = { registry = "https://download.pytorch.org/whl/cu128" }
+dependencies = [{ name = "nvidia-cublas-cu12" }, { name = "filelock" }]
+
+[[package]]
+name = "nvidia-cublas-cu12"
+version = "12.8.3.14"
+source = { registry = "https://pypi.org/simple" }
+
+[[package]]
+name = "filelock"
+version = "3.18.0"
+source = { registry = "https://pypi.org/simple" }
+
+[[package]]
+name = "PyArrow"
+version = "23.0.1"
+source = { registry = "https://pypi.org/simple" }
+dependencies = [{ name = "filelock" }]
+
+[[package]]
+name = "torchcodec"
+version = "0.4.0"
+source = { registry = "https://pypi.org/simple" }
+
+[[package]]
+name = "torchcodec"
+version = "0.10.0a0"
+source = { path = "scripts/deployment/dgpu/wheels/torchcodec-0.10.0a0-cp310-cp310-linux_aarch64.whl" }
+
+[[package]]
+name = "gr00t"
+version = "0.1.0"
+source = { editable = "." }
+dependencies = [{ name = "pyarrow" }]
+'''
+
+
+def test_the_lock_pins_what_upstream_validated() -> None:
+    assert gr00t_lock_constraints(LOCK, []) == ["filelock==3.18.0", "nvidia-cublas-cu12==12.8.3.14", "pyarrow==23.0.1"]
+
+
+def test_skipped_projects_leave_their_dependencies_to_themselves() -> None:
+    # filelock comes with the kept torch even though pyarrow needs it too: torch is already there.
+    assert gr00t_lock_constraints(LOCK, ["torch"]) == ["pyarrow==23.0.1"]
+
+
+def test_a_file_that_is_not_a_lock_is_refused() -> None:
+    with pytest.raises(ValueError, match="uv.lock"):
+        gr00t_lock_constraints('package = "x"', [])
