@@ -55,6 +55,7 @@ sim: venv
 	$(SIMCTL) engine
 	$(SIMCTL) image
 	$(SIMCTL) artifacts $(ARTIFACTS) --extra-cann-version 8.5.0 --extra-driver-version 25.3.rc1
+	$(SIMCTL) train-data $(CURDIR)/.sim/wheels-train >/dev/null
 
 # The collection as users get it: built, accepted by Galaxy's importer, installed from the
 # tarball, used by FQCN.

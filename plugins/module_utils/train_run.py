@@ -130,8 +130,9 @@ def decide(state: str, record: dict, wanted_hash: str, wanted_run_id: str, outpu
 
     Rerunning the playbook with the same settings while the run is alive or after it
     finished changes nothing. Checkpoints are never overwritten without train_resume. A resume
-    takes the newest checkpoint; on the primary node (the world's rank 0) it must be complete,
-    with the global step of its trainer_state.json (newest_step).
+    takes the newest checkpoint, which must be complete on every node, with the global step of
+    its trainer_state.json (newest_step): on the primary node (the world's rank 0) a cut-off
+    save, on the others a checkpoint that only the primary holds.
     """
     same = record.get("config_hash") == wanted_hash
     running_id = record.get("run_id", "?")
@@ -157,7 +158,15 @@ def decide(state: str, record: dict, wanted_hash: str, wanted_run_id: str, outpu
         return {"action": action, "resume": False, "resume_from": None,
                 "msg": "{0} run {1}".format(action, wanted_run_id)}
     newest = found_checkpoints[-1]
-    if primary and newest_step is None:
+    # Each rank resumes from the checkpoint on its own node, and only the primary saved the
+    # model, optimizer and trainer state there.
+    if not primary and newest_step is None:
+        msg = ("{0}/{1} holds only this node's own shards (no {2}): the model and trainer state of a "
+               "checkpoint are saved on the primary node alone, and every rank resumes from its own node's "
+               "copy, so this node's ranks would fail. Copy the primary's {1} into {0} on this node (its own "
+               "shards stay, e.g. rsync -a <primary>:{0}/{1}/ {0}/{1}/), then rerun with train_resume: true.")
+        return {"action": "refuse", "reason": "not_shared", "msg": msg.format(output_dir, newest, TRAINER_STATE)}
+    if newest_step is None:
         earlier = " to resume from {0}".format(found_checkpoints[-2]) if len(found_checkpoints) > 1 else ""
         return {"action": "refuse", "reason": "incomplete", "msg": (
             "{0}/{1} has no {2}: that save was cut off, and GR00T would resume from it and fail. Move it "

@@ -173,7 +173,7 @@ decision:
   description:
     - What a converge does (action keep, launch, restart or refuse; reason; msg).
     - A launch or restart that resumes names C(resume_from), the newest checkpoint, and
-      C(resume_step), the global step of its C(trainer_state.json) (null on other nodes than the primary).
+      C(resume_step), the global step of its C(trainer_state.json).
   returned: when O(config_hash) is set
   type: dict
   sample: {"action": "keep", "msg": "run libero-panda-8p is alive; nothing to do"}

@@ -11,6 +11,9 @@ Subcommands:
   image                  build or reuse the base node image, print its tag
   tag                    print the tag the base image has for the current recipe
   upstream-commit        print the commit of the GR00T release tarball the tests train with
+  train-wheels DIR       download torch and GR00T's dependency set into DIR once, print their key
+  train-env DIR          build the nodes' training env from those wheels once (.sim/train-env)
+  train-data DIR         generate the tiny model, HF cache and dataset once (.sim/train-data)
   artifacts DIR          generate the simulated vendor installers and SHA256SUMS into DIR,
                          with the real GR00T release tarball ($GR00T_UPSTREAM_TARBALL or
                          ../shared/upstream/) staged beside them
@@ -243,6 +246,151 @@ def stage_gr00t_upstream(dest: Path) -> str:
     return commit
 
 
+# ---------------------------------------------------------------- training wheels
+
+# What the simulated nodes train with: the real CPU-capable torch that python_env pins (PyPI's
+# CUDA build runs on a CPU) under the env, and GR00T's own dependency set as the gr00t role
+# derives it from the release's pyproject.toml. Only torch_npu, CANN and the NPUs stay simulated.
+TRAIN_TORCH = ("torch==2.7.1",)
+TRAIN_BOOTSTRAP = ("pip==26.3", "setuptools==80.9.0", "wheel==0.45.1")
+DEEPSPEED_DEPS = ("hjson", "ninja", "py-cpuinfo", "pydantic>=2", "einops", "msgpack")
+
+
+def gr00t_requirements(tarball: Path) -> tuple[list[str], list[str]]:
+    """GR00T's requirements and upstream's locked versions as the gr00t role derives them, with
+    the role's own filters and defaults (DeepSpeed replacing upstream's pin)."""
+    sys.path.insert(0, str(REPO / "collections"))
+    from ansible_collections.ascendops.gr00t.plugins.filter.gr00t import (
+        gr00t_ascend_requirements, gr00t_lock_constraints)
+    import yaml
+
+    defaults = yaml.safe_load((REPO / "roles" / "gr00t" / "defaults" / "main.yml").read_text())
+    with tarfile.open(tarball) as archive:
+        top = {m.name: m for m in archive.getmembers() if m.name.count("/") == 1}
+        text = {name.split("/")[1]: archive.extractfile(m).read().decode() for name, m in top.items()
+                if name.endswith(("/pyproject.toml", "/uv.lock"))}
+    drop, extra = defaults["gr00t_requirements_drop"], [f"deepspeed=={defaults['gr00t_deepspeed_version']}"]
+    requirements = gr00t_ascend_requirements(text["pyproject.toml"], drop, extra)["requirements"]
+    return requirements, gr00t_lock_constraints(text["uv.lock"], drop + defaults["gr00t_keep_installed"] + extra)
+
+
+def train_wheels(dest: Path) -> str:
+    """Download the training wheelhouse once; reused while its requirements stay the same.
+
+    Prints nothing when the cache is current. Returns the requirements' key, which also keys
+    the env the train scenario builds from these wheels.
+    """
+    gr00t, constraints = gr00t_requirements(upstream_tarball())
+    deepspeed = next(r for r in gr00t if r.startswith("deepspeed=="))
+    # DeepSpeed publishes only a source archive, which builds against the installed torch: its
+    # own dependencies are wheels here, it is built in the env (train_env).
+    requirements = [*TRAIN_BOOTSTRAP, *TRAIN_TORCH, *DEEPSPEED_DEPS, *(r for r in gr00t if r != deepspeed)]
+    key = hashlib.sha256("\n".join(requirements + ["--"] + constraints).encode()).hexdigest()[:16]
+    marker = dest / ".key"
+    if marker.is_file() and marker.read_text().strip() == key:
+        return key
+    log(f"downloading the training wheels into {dest} (torch and GR00T's dependencies, about 3 GB, once)")
+    # Wheels of other requirements would let pip on the node resolve to a set never tested. The
+    # directory itself stays: node containers may hold it mounted.
+    dest.mkdir(parents=True, exist_ok=True)
+    for old in dest.iterdir():
+        old.unlink()
+    # pip wheel, as an operator fills a wheelhouse: PyPI's wheels as they are, and a wheel built
+    # from the few projects that publish only a source archive (omegaconf's antlr4 runtime).
+    with tempfile.NamedTemporaryFile("w", suffix=".txt") as pinned:
+        pinned.write("".join(line + "\n" for line in constraints))
+        pinned.flush()
+        run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--prefer-binary",
+             "--wheel-dir", str(dest), "--constraint", pinned.name, *requirements],
+            env=dict(os.environ, PIP_CONFIG_FILE=os.devnull))
+    run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
+         "--no-binary=:all:", "--dest", str(dest), deepspeed], env=dict(os.environ, PIP_CONFIG_FILE=os.devnull))
+    marker.write_text(key + "\n")
+    return key
+
+
+TRAIN_ENV = STATE_DIR / "train-env"  # /opt/miniforge3 of the nodes that train (a bind mount)
+TRAIN_DATA = STATE_DIR / "train-data"
+TRAIN_ENV_PREFIX = "/opt/miniforge3/envs/torch2.7.1"  # where python_env puts the env
+
+
+def clear_dir(path: Path) -> None:
+    """Empty a directory but keep it: containers may hold it mounted."""
+    path.mkdir(parents=True, exist_ok=True)
+    for child in path.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+def in_node_image(script: str, *mounts: str) -> None:
+    """Run a bash script in a throwaway container of the node image, with bind mounts."""
+    volumes = [arg for mount in mounts for arg in ("-v", mount)]
+    run(["docker", "run", "--rm", *volumes, ensure_image(), "/bin/bash", "-euo", "pipefail", "-c", script])
+
+
+def train_env(wheels: Path) -> str:
+    """The nodes' training env, built once per set of training wheels (and reused while they stay).
+
+    A venv of the node image's python3 where python_env puts the env, with the real torch and
+    GR00T's dependency set held to upstream's lock, as the gr00t role installs it. Built in a
+    throwaway container so every scenario and the data generator share one copy.
+    """
+    key = train_wheels(wheels)
+    marker = TRAIN_ENV / ".sim-key"
+    if marker.is_file() and marker.read_text().strip() == key:
+        return key
+    log(f"building the training env in {TRAIN_ENV} (torch and GR00T's dependencies, about 6 GB, once)")
+    clear_dir(TRAIN_ENV)
+    gr00t, constraints = gr00t_requirements(upstream_tarball())
+    deepspeed = next(r for r in gr00t if r.startswith("deepspeed=="))
+    build = TRAIN_ENV / ".build"
+    build.mkdir()
+    (build / "requirements.txt").write_text("".join(
+        f"{line}\n" for line in [*TRAIN_BOOTSTRAP, *TRAIN_TORCH, *DEEPSPEED_DEPS, *(r for r in gr00t if r != deepspeed)]))
+    (build / "constraints.txt").write_text("".join(f"{line}\n" for line in constraints))
+    # Upstream pins Python 3.10; the node image has Debian 12's 3.11 (the sim inventories pass
+    # the same --ignore-requires-python through gr00t_pip_extra_args).
+    in_node_image(
+        f"python3 -m venv --without-pip {TRAIN_ENV_PREFIX}; pip=$(echo /opt/wheels-train/pip-*.whl)/pip; "
+        f"{TRAIN_ENV_PREFIX}/bin/python $pip install --quiet --disable-pip-version-check --no-index "
+        "--find-links /opt/wheels-train --ignore-requires-python -c /opt/miniforge3/.build/constraints.txt "
+        "-r /opt/miniforge3/.build/requirements.txt; "
+        f"DS_BUILD_OPS=0 {TRAIN_ENV_PREFIX}/bin/python -m pip wheel --quiet --disable-pip-version-check --no-deps "
+        f"--no-build-isolation --no-index -w /opt/miniforge3/.build/wheels /opt/wheels-train/{deepspeed.replace('==', '-')}.tar.gz; "
+        f"{TRAIN_ENV_PREFIX}/bin/python -m pip install --quiet --disable-pip-version-check --no-index "
+        f"--find-links /opt/wheels-train --find-links /opt/miniforge3/.build/wheels '{deepspeed}'",
+        f"{TRAIN_ENV}:/opt/miniforge3", f"{wheels}:/opt/wheels-train:ro")
+    marker.write_text(key + "\n")
+    return key
+
+
+def train_data(wheels: Path) -> Path:
+    """Generate the tiny model, Hugging Face cache and dataset once per generator and release.
+
+    tests/sim/make_train_data.py runs in the training env with GR00T's own code from the
+    release tarball (importable, not installed), in a throwaway container.
+    """
+    env_key = train_env(wheels)
+    tarball = upstream_tarball()
+    generator = SIM_DIR / "make_train_data.py"
+    key = hashlib.sha256(generator.read_bytes() + tarball.name.encode() + env_key.encode()).hexdigest()[:16]
+    marker = TRAIN_DATA / ".sim-key"
+    if marker.is_file() and marker.read_text().strip() == key:
+        return TRAIN_DATA
+    log(f"generating the tiny GR00T model, Hugging Face cache and dataset into {TRAIN_DATA}")
+    clear_dir(TRAIN_DATA)
+    in_node_image(
+        "mkdir /tmp/gr00t && tar -xzf /opt/upstream.tar.gz -C /tmp/gr00t --strip-components=1; "
+        f"cd /tmp/gr00t && PYTHONPATH=/tmp/gr00t {TRAIN_ENV_PREFIX}/bin/python /opt/ascend-sim/make_train_data.py "
+        "--checkout /tmp/gr00t --out /opt/sim-train-data",
+        f"{TRAIN_ENV}:/opt/miniforge3:ro", f"{TRAIN_DATA}:/opt/sim-train-data", f"{tarball}:/opt/upstream.tar.gz:ro",
+        f"{SIM_DIR}:/opt/ascend-sim:ro")
+    marker.write_text(key + "\n")
+    return TRAIN_DATA
+
+
 # ---------------------------------------------------------------- nodes
 
 def ssh_dir() -> Path:
@@ -428,6 +576,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("image")
     sub.add_parser("tag")
     sub.add_parser("upstream-commit")
+    for name in ("train-wheels", "train-env", "train-data"):
+        p = sub.add_parser(name)
+        p.add_argument("wheels", type=Path)
     p = sub.add_parser("artifacts")
     p.add_argument("dest", type=Path)
     p.add_argument("extra", nargs=argparse.REMAINDER)
@@ -450,6 +601,14 @@ def main(argv: list[str] | None = None) -> int:
             print(image_tag())
         elif args.cmd == "upstream-commit":
             print(upstream_commit(upstream_tarball()))
+        elif args.cmd == "train-wheels":
+            print(train_wheels(args.wheels))
+        elif args.cmd == "train-env":
+            ensure_engine()
+            print(train_env(args.wheels))
+        elif args.cmd == "train-data":
+            ensure_engine()
+            print(train_data(args.wheels))
         elif args.cmd == "artifacts":
             make_artifacts(args.dest, args.extra)
         elif args.cmd == "up":

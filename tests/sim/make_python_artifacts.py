@@ -139,6 +139,9 @@ TORCH_NPU_INIT = '''"""SIMULATED torch_npu 2.7.1.post2 (test double).
 
 Importing it registers `torch.npu` and the `npu` device type, as the real adapter does. The
 NPUs are the simulated node's: /etc/npu-sim/state.json ($NPU_SIM_STATE), 8 without one.
+With the simulated torch it plugs into that torch's device table; with the real torch it
+names torch's PrivateUse1 backend "npu", as the adapter does, and a tensor moved to a
+simulated NPU stays in CPU memory while its .device says npu:N. Nothing here computes on an NPU.
 """
 import json
 import os
@@ -191,15 +194,44 @@ class _Npu:
 
 npu = _Npu()
 torch.npu = npu
-torch._backends["npu"] = npu._check
+
+if getattr(torch, "SIMULATED", False):
+    torch._backends["npu"] = npu._check
+else:
+    torch.utils.rename_privateuse1_backend("npu")
+
+    class _OnSimulatedNpu(torch.Tensor):
+        _npu_index = 0
+
+        @property
+        def device(self):
+            return torch.device("npu", self._npu_index)
+
+    _cpu_to = torch.Tensor.to
+
+    def _to(self, *args, **kwargs):
+        target = args[0] if args else kwargs.get("device")
+        if isinstance(target, (str, torch.device)) and torch.device(target).type == "npu":
+            dev = torch.device(target)
+            npu._check(dev)
+            moved = _cpu_to(self, "cpu").as_subclass(_OnSimulatedNpu)
+            moved._npu_index = dev.index if dev.index is not None else npu.current_device()
+            return moved
+        return _cpu_to(self, *args, **kwargs)
+
+    torch.Tensor.to = _to
 '''
 
-TRANSFER_TO_NPU = '''"""SIMULATED torch_npu.contrib.transfer_to_npu: cuda calls go to the NPU."""
+TRANSFER_TO_NPU = '''"""SIMULATED torch_npu.contrib.transfer_to_npu: cuda calls go to the NPU.
+
+With the real torch nothing is redirected: its CUDA calls keep saying there is no GPU.
+"""
 import torch
 import torch_npu
 
-torch.cuda = torch_npu.npu
-torch._backends["cuda"] = torch_npu.npu._check
+if getattr(torch, "SIMULATED", False):
+    torch.cuda = torch_npu.npu
+    torch._backends["cuda"] = torch_npu.npu._check
 '''
 
 DEEPSPEED_INIT = '''"""SIMULATED deepspeed 0.18.4 (test double): version and accelerator choice only."""

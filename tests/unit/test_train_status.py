@@ -125,10 +125,19 @@ def test_resume_refuses_an_incomplete_newest_checkpoint_on_the_primary() -> None
     assert decision["msg"] == ("/data/runs/old/checkpoint-10 has no trainer_state.json: that save was cut off, and "
                                "GR00T would resume from it and fail. Move it out of /data/runs/old (nothing is "
                                "deleted here) and rerun to resume from checkpoint-5.")
-    # Other nodes hold their shards of a checkpoint, never its trainer_state.json.
+
+
+def test_resume_refuses_a_node_that_holds_only_its_own_shards() -> None:
+    # Node-local output directories: the primary alone saves the model and trainer state, and
+    # GR00T's ranks on the other nodes fail to resume ("No such file ... trainer_state.json").
     other = train_run.decide("failed", RECORD, "h1", "old", "/data/runs/old", ["checkpoint-10"], False, True, None,
                              False)
-    assert other["action"] == "launch" and other["resume_from"] == "checkpoint-10" and other["resume_step"] is None
+    assert other["action"] == "refuse" and other["reason"] == "not_shared"
+    assert "rsync -a <primary>:/data/runs/old/checkpoint-10/" in other["msg"] and "train_resume: true" in other["msg"]
+    # Once the node holds the whole checkpoint, it resumes.
+    shared = train_run.decide("failed", RECORD, "h1", "old", "/data/runs/old", ["checkpoint-10"], False, True, 10,
+                              False)
+    assert shared["action"] == "launch" and shared["resume_step"] == 10
 
 
 def test_resume_without_checkpoints_is_a_fresh_launch() -> None:

@@ -134,10 +134,12 @@ def test_environment_file(tmp_path: Path, node: dict) -> None:
     env = dict(line.split("=", 1) for line in res.stdout.splitlines() if "=" in line)
     assert env["ASCEND_RT_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
     assert env["HCCL_IF_IP"] == "10.0.0.1" and "HCCL_SOCKET_IFNAME" not in env
-    assert env["HF_HUB_OFFLINE"] == "1" and env["TRANSFORMERS_OFFLINE"] == "1"
+    assert env["HF_HUB_OFFLINE"] == "1" and env["TRANSFORMERS_OFFLINE"] == "1" and env["NO_ALBUMENTATIONS_UPDATE"] == "1"
     # GR00T loads the gated VLM's processor by its hub id: the checked cache must be HF_HOME.
     assert env["HF_HOME"] == "/data/gr00t/hf"
     assert env["LD_LIBRARY_PATH"].startswith("/env/lib/python3.10/site-packages/torch/lib:")
+    # DeepSpeed builds its ops with the env's ninja, from PATH.
+    assert env["PATH"].split(":")[0] == str(Path(node["train_python"]).parent)
     assert env["ASCEND_HOME_PATH"] == "/usr/local/Ascend/cann-9.0.0" and env["SOME_FLAG"] == "a b"
     node["train_hccl_socket_ifname"] = "enp189s0f0"
     assert "export HCCL_SOCKET_IFNAME=enp189s0f0" in render("train_env.sh.j2", node)
