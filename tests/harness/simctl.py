@@ -274,27 +274,46 @@ def gr00t_requirements(tarball: Path) -> tuple[list[str], list[str]]:
     return requirements, gr00t_lock_constraints(text["uv.lock"], drop + defaults["gr00t_keep_installed"] + extra)
 
 
+def clear_dir(path: Path) -> None:
+    """Empty a directory but keep it: containers may hold it mounted."""
+    path.mkdir(parents=True, exist_ok=True)
+    for child in path.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
+def train_requirements() -> tuple[list[str], list[str], str]:
+    """What the training env installs from wheels, upstream's constraints, and the DeepSpeed pin.
+
+    DeepSpeed publishes only a source archive, which builds against the installed torch: its
+    own dependencies are wheels, and it is built in the env (train_env).
+    """
+    gr00t, constraints = gr00t_requirements(upstream_tarball())
+    deepspeed = next(r for r in gr00t if r.startswith("deepspeed=="))
+    return ([*TRAIN_BOOTSTRAP, *TRAIN_TORCH, *DEEPSPEED_DEPS, *(r for r in gr00t if r != deepspeed)],
+            constraints, deepspeed)
+
+
+def is_current(marker: Path, key: str) -> bool:
+    return marker.is_file() and marker.read_text().strip() == key
+
+
 def train_wheels(dest: Path) -> str:
     """Download the training wheelhouse once; reused while its requirements stay the same.
 
     Prints nothing when the cache is current. Returns the requirements' key, which also keys
     the env the train scenario builds from these wheels.
     """
-    gr00t, constraints = gr00t_requirements(upstream_tarball())
-    deepspeed = next(r for r in gr00t if r.startswith("deepspeed=="))
-    # DeepSpeed publishes only a source archive, which builds against the installed torch: its
-    # own dependencies are wheels here, it is built in the env (train_env).
-    requirements = [*TRAIN_BOOTSTRAP, *TRAIN_TORCH, *DEEPSPEED_DEPS, *(r for r in gr00t if r != deepspeed)]
+    requirements, constraints, deepspeed = train_requirements()
     key = hashlib.sha256("\n".join(requirements + ["--"] + constraints).encode()).hexdigest()[:16]
     marker = dest / ".key"
-    if marker.is_file() and marker.read_text().strip() == key:
+    if is_current(marker, key):
         return key
     log(f"downloading the training wheels into {dest} (torch and GR00T's dependencies, about 3 GB, once)")
-    # Wheels of other requirements would let pip on the node resolve to a set never tested. The
-    # directory itself stays: node containers may hold it mounted.
-    dest.mkdir(parents=True, exist_ok=True)
-    for old in dest.iterdir():
-        old.unlink()
+    # Wheels of other requirements would let pip on the node resolve to a set never tested.
+    clear_dir(dest)
     # pip wheel, as an operator fills a wheelhouse: PyPI's wheels as they are, and a wheel built
     # from the few projects that publish only a source archive (omegaconf's antlr4 runtime).
     with tempfile.NamedTemporaryFile("w", suffix=".txt") as pinned:
@@ -314,16 +333,6 @@ TRAIN_DATA = STATE_DIR / "train-data"
 TRAIN_ENV_PREFIX = "/opt/miniforge3/envs/torch2.7.1"  # where python_env puts the env
 
 
-def clear_dir(path: Path) -> None:
-    """Empty a directory but keep it: containers may hold it mounted."""
-    path.mkdir(parents=True, exist_ok=True)
-    for child in path.iterdir():
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child)
-        else:
-            child.unlink()
-
-
 def in_node_image(script: str, *mounts: str) -> None:
     """Run a bash script in a throwaway container of the node image, with bind mounts."""
     volumes = [arg for mount in mounts for arg in ("-v", mount)]
@@ -339,16 +348,14 @@ def train_env(wheels: Path) -> str:
     """
     key = train_wheels(wheels)
     marker = TRAIN_ENV / ".sim-key"
-    if marker.is_file() and marker.read_text().strip() == key:
+    if is_current(marker, key):
         return key
     log(f"building the training env in {TRAIN_ENV} (torch and GR00T's dependencies, about 6 GB, once)")
     clear_dir(TRAIN_ENV)
-    gr00t, constraints = gr00t_requirements(upstream_tarball())
-    deepspeed = next(r for r in gr00t if r.startswith("deepspeed=="))
+    requirements, constraints, deepspeed = train_requirements()
     build = TRAIN_ENV / ".build"
     build.mkdir()
-    (build / "requirements.txt").write_text("".join(
-        f"{line}\n" for line in [*TRAIN_BOOTSTRAP, *TRAIN_TORCH, *DEEPSPEED_DEPS, *(r for r in gr00t if r != deepspeed)]))
+    (build / "requirements.txt").write_text("".join(f"{line}\n" for line in requirements))
     (build / "constraints.txt").write_text("".join(f"{line}\n" for line in constraints))
     # Upstream pins Python 3.10; the node image has Debian 12's 3.11 (the sim inventories pass
     # the same --ignore-requires-python through gr00t_pip_extra_args).
@@ -377,7 +384,7 @@ def train_data(wheels: Path) -> Path:
     generator = SIM_DIR / "make_train_data.py"
     key = hashlib.sha256(generator.read_bytes() + tarball.name.encode() + env_key.encode()).hexdigest()[:16]
     marker = TRAIN_DATA / ".sim-key"
-    if marker.is_file() and marker.read_text().strip() == key:
+    if is_current(marker, key):
         return TRAIN_DATA
     log(f"generating the tiny GR00T model, Hugging Face cache and dataset into {TRAIN_DATA}")
     clear_dir(TRAIN_DATA)
