@@ -21,7 +21,7 @@ export GR00T_UPSTREAM_TARBALL ?=
 .PHONY: help venv lint unit sim installed secrets molecule faults test demo demo-down clean distclean
 
 help:
-	@echo "make demo       provision the simulated two-node 910B cluster with site.yml"
+	@echo "make demo       provision the simulated two-node 910B cluster with site.yml and train GR00T on it"
 	@echo "make test       lint + unit tests + installed collection + secrets + molecule scenarios ($(SCENARIOS)) + faults"
 	@echo "make lint       yamllint --strict, ansible-lint --profile production, changelog fragments, ansible-test sanity"
 	@echo "make unit       pytest tests/unit"
@@ -76,9 +76,12 @@ faults: sim
 
 test: lint unit installed secrets molecule faults
 
+# Every stage, then a short real GR00T run (2 ranks per node): its status and report once it ends.
 demo: sim
+	$(SIMCTL) demo-wheels $(CURDIR)/.sim/wheels-train --artifacts $(ARTIFACTS) >/dev/null
 	$(SIMCTL) up tests/sim/clusters/demo.json --artifacts $(ARTIFACTS)
 	ansible-playbook site.yml -i inventories/sim
+	ansible-playbook playbooks/train_status.yml -i inventories/sim -e train_status_wait=900
 
 demo-down:
 	$(SIMCTL) down tests/sim/clusters/demo.json

@@ -14,8 +14,9 @@ description:
     collection's log parser (the code the nodes' status and FPS report run), and writes a PNG
     of loss and grad norm over steps (one line per node) and a JSON summary per node.
   - Meant to run on the controller (delegated to C(localhost) with the controller's Python,
-    which needs matplotlib); the files are new on every call, so it always reports a change.
-  - In check mode it writes nothing.
+    which needs matplotlib). A file is written only when its content differs (the same logs
+    render the same bytes), so a report of a finished run reports no change.
+  - In check mode it writes nothing and reports whether it would.
 author:
   - ascendops.gr00t maintainers (@ascendops)
 requirements:
@@ -85,6 +86,7 @@ png:
   sample: reports/train/run-1/train.png
 """
 
+import io
 import json
 import os
 from typing import Optional
@@ -100,8 +102,9 @@ def summaries(logs: dict[str, str], global_batch_size: int, warmup_steps: int,
             for node, path in logs.items()}
 
 
-def render_png(nodes: dict[str, dict], out: str, title: str) -> None:
-    """Loss and grad norm over steps, one line per node that logged steps."""
+def render_png(nodes: dict[str, dict], title: str) -> bytes:
+    """Loss and grad norm over steps, one line per node that logged steps, as PNG bytes (the
+    same logs give the same bytes)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -124,8 +127,25 @@ def render_png(nodes: dict[str, dict], out: str, title: str) -> None:
             axis.text(0.5, 0.5, "no steps logged yet", transform=axis.transAxes, ha="center")
     fig.suptitle(title)
     fig.tight_layout()
+    out = io.BytesIO()
     fig.savefig(out, format="png")
     plt.close(fig)
+    return out.getvalue()
+
+
+def differs(path: str, data: bytes) -> bool:
+    """Whether the file at `path` is missing or holds other bytes."""
+    try:
+        with open(path, "rb") as current:
+            return current.read() != data
+    except FileNotFoundError:
+        return True
+
+
+def write(path: str, data: bytes) -> None:
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "wb") as out:
+        out.write(data)
 
 
 def main() -> None:
@@ -144,17 +164,18 @@ def main() -> None:
     params = module.params
     nodes = summaries({str(node): str(path) for node, path in params["logs"].items()},
                       params["global_batch_size"], params["warmup_steps"], params["max_steps"])
+    try:
+        png = render_png(nodes, params["title"])
+    except ImportError as exc:
+        module.fail_json(msg=f"The plot needs matplotlib in the Python this runs with ({exc}): "
+                             "pip install matplotlib into the controller's Ansible environment.")
+    report = json.dumps({"png": params["png"], "nodes": nodes}, indent=2, sort_keys=True).encode()
+    # Rewritten only when the logs say something new: a report of a finished run is changed=0.
+    stale = [(path, data) for path, data in ((params["png"], png), (params["json"], report)) if differs(path, data)]
     if not module.check_mode:
-        for path in (params["png"], params["json"]):
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        try:
-            render_png(nodes, params["png"], params["title"])
-        except ImportError as exc:
-            module.fail_json(msg=f"The plot needs matplotlib in the Python this runs with ({exc}): "
-                                 "pip install matplotlib into the controller's Ansible environment.")
-        with open(params["json"], "w", encoding="utf-8") as out:
-            json.dump({"png": params["png"], "nodes": nodes}, out, indent=2, sort_keys=True)
-    module.exit_json(changed=True, nodes=nodes, png=params["png"])
+        for path, data in stale:
+            write(path, data)
+    module.exit_json(changed=bool(stale), nodes=nodes, png=params["png"])
 
 
 if __name__ == "__main__":

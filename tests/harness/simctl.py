@@ -284,16 +284,26 @@ def clear_dir(path: Path) -> None:
             child.unlink()
 
 
+def cann_python_packages() -> list[str]:
+    """CANN's Python prerequisites as python_env installs them (the site-wide default)."""
+    import yaml
+
+    return yaml.safe_load((REPO / "roles" / "ascend" / "defaults" / "main.yml").read_text())[
+        "ascend_cann_python_packages"]
+
+
 def train_requirements() -> tuple[list[str], list[str], str]:
     """What the training env installs from wheels, upstream's constraints, and the DeepSpeed pin.
 
-    DeepSpeed publishes only a source archive, which builds against the installed torch: its
-    own dependencies are wheels, and it is built in the env (train_env).
+    The env python_env and gr00t make on a node, but torch_npu: CANN's Python prerequisites
+    (protobuf 3.20.*), torch, DeepSpeed and GR00T's set. DeepSpeed publishes only a source
+    archive, which builds against the installed torch: its own dependencies are wheels, and it
+    is built in the env (train_env).
     """
     gr00t, constraints = gr00t_requirements(upstream_tarball())
     deepspeed = next(r for r in gr00t if r.startswith("deepspeed=="))
-    return ([*TRAIN_BOOTSTRAP, *TRAIN_TORCH, *DEEPSPEED_DEPS, *(r for r in gr00t if r != deepspeed)],
-            constraints, deepspeed)
+    return ([*TRAIN_BOOTSTRAP, *TRAIN_TORCH, *DEEPSPEED_DEPS, *cann_python_packages(),
+             *(r for r in gr00t if r != deepspeed)], constraints, deepspeed)
 
 
 def is_current(marker: Path, key: str) -> bool:
@@ -373,6 +383,38 @@ def train_env(wheels: Path) -> str:
     return key
 
 
+DEMO_WHEELS = STATE_DIR / "wheels-demo"
+
+
+def demo_wheels(wheels: Path, artifacts: Path) -> Path:
+    """The demo nodes' pip source: what an operator's local wheelhouse holds for a node.
+
+    The training wheels, DeepSpeed as the wheel the bundle stage would build from its source
+    archive (the one train_env built), and the simulated torch_npu (PyPI's is aarch64 only).
+    The demo's python_env and gr00t stages install from it; rebuilt when any of them changes.
+    """
+    key = train_env(wheels)
+    deepspeed = sorted((TRAIN_ENV / ".build" / "wheels").glob("deepspeed-*.whl"))
+    torch_npu = sorted((artifacts / "wheels").glob("torch_npu-*.whl"))
+    if not deepspeed or not torch_npu:
+        raise HarnessError(f"no DeepSpeed wheel in {TRAIN_ENV}/.build/wheels or no torch_npu wheel in "
+                           f"{artifacts}/wheels: run `make sim` first")
+    extra = [*deepspeed, *torch_npu]
+    key = hashlib.sha256(key.encode() + b"".join(f.read_bytes() for f in extra)).hexdigest()[:16]
+    marker = DEMO_WHEELS / ".sim-key"
+    if is_current(marker, key):
+        return DEMO_WHEELS
+    log(f"assembling the demo nodes' wheelhouse in {DEMO_WHEELS}")
+    clear_dir(DEMO_WHEELS)
+    for wheel in [*sorted(wheels.glob("*.whl")), *extra]:
+        try:
+            os.link(wheel, DEMO_WHEELS / wheel.name)
+        except OSError:
+            shutil.copy2(wheel, DEMO_WHEELS / wheel.name)
+    marker.write_text(key + "\n")
+    return DEMO_WHEELS
+
+
 def train_data(wheels: Path) -> Path:
     """Generate the tiny model, Hugging Face cache and dataset once per generator and release.
 
@@ -441,7 +483,8 @@ def provision(container: str, node: dict) -> None:
     artifacts (controller dir holding the simulated driver .run when driver is set),
     prebuilt_kernel (bool, default true: the HDK's prebuilt modules match the running kernel;
     false: only a dkms build can load the driver), hot_reset_fails (bool, default false: driver
-    installs end with exit code 2, reboot required).
+    installs end with exit code 2, reboot required), train_data (bool, default false: the tiny
+    model, Hugging Face cache and LIBERO dataset of `train-data` under /data).
     """
     # The lspci double shadows pciutils' through PATH order, as /usr/local/bin comes first.
     put_files(container, {
@@ -463,6 +506,14 @@ def provision(container: str, node: dict) -> None:
     driver = node.get("driver")
     if driver:
         install_sim_driver(container, Path(node["artifacts"]), driver)
+    if node.get("train_data"):
+        # What an operator stages for a run: the dataset (written to: rank 0 saves its
+        # statistics there), the base model and the Hugging Face cache with the VLM.
+        docker_exec(container, "mkdir", "-p", "/data/models")
+        for source, dest in (("dataset", "/data/libero"), ("model", "/data/models/GR00T-N1.7-tiny"),
+                             ("hf_home", "/data/hf")):
+            if docker_exec(container, "test", "-e", dest, check=False).returncode != 0:
+                run(["docker", "cp", f"{TRAIN_DATA / source}/.", f"{container}:{dest}"], capture=True)
     if node.get("gr00t_data", True) and (GR00T_FIXTURES / "data").is_dir():
         # What an operator stages by hand: the LeRobot dataset and the model folders.
         docker_exec(container, "mkdir", "-p", "/data")
@@ -534,10 +585,14 @@ def cluster_up(path: Path, artifacts: Path) -> None:
             # Kernel settings as on a host: net.ipv4.ip_local_reserved_ports is the node's own
             # (its network namespace), but Docker mounts /proc/sys read-only.
             caps = ["--cap-add", "SYS_ADMIN"] if cluster.get("writable_sysctl") else []
+            # Shared storage as a site has it: "<controller path>:<node path>[:ro]", where the
+            # controller path may start with {repo} or {state} (the harness's state directory).
+            mounts = [arg for mount in cluster.get("mounts", [])
+                      for arg in ("-v", mount.format(repo=REPO, state=STATE_DIR))]
             run(["docker", "create", "--name", name, "--hostname", node["name"],
                  "--network", network, "--network-alias", node["name"], *caps,
                  "-p", f"127.0.0.1:{node['ssh_port']}:22", *tmpfs, "-v", f"{fabric}:/var/lib/npu-sim/fabric",
-                 "--label", f"ascendops.sim.cluster={cluster['name']}", tag], capture=True)
+                 *mounts, "--label", f"ascendops.sim.cluster={cluster['name']}", tag], capture=True)
             put_files(name, {
                 "/etc/ssh/ssh_host_ed25519_key": (hostkey.read_bytes(), 0o600),
                 "/etc/ssh/ssh_host_ed25519_key.pub": (hostkey.with_suffix(".pub").read_bytes(), 0o644),
@@ -583,9 +638,11 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("image")
     sub.add_parser("tag")
     sub.add_parser("upstream-commit")
-    for name in ("train-wheels", "train-env", "train-data"):
+    for name in ("train-wheels", "train-env", "train-data", "demo-wheels"):
         p = sub.add_parser(name)
         p.add_argument("wheels", type=Path)
+        if name == "demo-wheels":
+            p.add_argument("--artifacts", type=Path, default=STATE_DIR / "artifacts")
     p = sub.add_parser("artifacts")
     p.add_argument("dest", type=Path)
     p.add_argument("extra", nargs=argparse.REMAINDER)
@@ -616,6 +673,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "train-data":
             ensure_engine()
             print(train_data(args.wheels))
+        elif args.cmd == "demo-wheels":
+            ensure_engine()
+            print(demo_wheels(args.wheels, args.artifacts))
         elif args.cmd == "artifacts":
             make_artifacts(args.dest, args.extra)
         elif args.cmd == "up":

@@ -195,6 +195,22 @@ class _Npu:
 npu = _Npu()
 torch.npu = npu
 
+
+def _needs_an_npu(name):
+    def op(*args, **kwargs):
+        raise RuntimeError(f"simulated torch_npu: {name} computes on an NPU, and this node has none")
+
+    op.__name__ = name
+    return op
+
+
+# Fused operators of the real adapter's public API (Ascend/pytorch, torch_npu.npu_* ops) that
+# transformers and diffusers import at module level when torch_npu is installed; here they
+# exist and refuse to compute.
+npu_fusion_attention = _needs_an_npu("npu_fusion_attention")
+npu_rms_norm = _needs_an_npu("npu_rms_norm")
+npu_geglu = _needs_an_npu("npu_geglu")
+
 if getattr(torch, "SIMULATED", False):
     torch._backends["npu"] = npu._check
 else:

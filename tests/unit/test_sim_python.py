@@ -187,3 +187,16 @@ def test_stand_in_wheels_give_the_smoke_surface(with_env: Node, artifacts: Path,
     pip_list = json.loads(subprocess.run([python, "-m", "pip", "list", "--format", "json"], check=True,
                                          capture_output=True, text=True).stdout)
     assert {"name": "torch", "version": "2.7.1"} in pip_list
+
+
+def test_fused_npu_ops_import_and_refuse_to_compute(with_env: Node, artifacts: Path) -> None:
+    """transformers imports torch_npu.npu_fusion_attention at module level when torch_npu is there."""
+    python = str(with_env.prefix / "envs" / "torch2.7.1" / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", str(artifacts / "wheels"),
+                    "torch_npu==2.7.1.post2"], check=True, env=with_env.env)
+    code = ("from torch_npu import npu_fusion_attention, npu_rms_norm, npu_geglu\n"
+            "print(npu_rms_norm.__name__)\n"
+            "npu_fusion_attention(1, 2, 3)\n")
+    res = subprocess.run([python, "-c", code], env=with_env.env, capture_output=True, text=True, check=False)
+    assert res.stdout.split() == ["npu_rms_norm"]
+    assert res.returncode == 1 and "npu_fusion_attention computes on an NPU, and this node has none" in res.stderr

@@ -130,9 +130,12 @@ def test_report_png_and_json(tmp_path: Path) -> None:
     nodes = train_report.summaries({"node1": str(KNOWN_LOG), "node2": str(tmp_path / "missing.log")}, 640, 2, None)
     assert nodes["node1"]["samples_per_second"] == 80.0
     assert nodes["node2"]["last_step"] == 0
+    data = train_report.render_png(nodes, "GR00T run r")
+    assert data == train_report.render_png(nodes, "GR00T run r")
     png = tmp_path / "train.png"
-    train_report.render_png(nodes, str(png), "GR00T run r")
-    data = png.read_bytes()
+    assert train_report.differs(str(png), data)
+    train_report.write(str(png), data)
+    assert not train_report.differs(str(png), data)
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
     assert width > 100 and height > 100 and len(data) > 5000

@@ -10,6 +10,10 @@ doing only what CPU ranks need, which it announces with a SIMULATION line per ra
 * a gloo process group from torchrun's environment, made first: GR00T's own
   ``_init_distributed_process_group()`` would use nccl and ``torch.cuda.set_device``, and
   returns early when a group exists;
+* the env's torch_npu hidden: on a simulated node it is the double, which computes nothing.
+  transformers, accelerate and DeepSpeed each take their NPU paths when it imports (flash
+  attention through ``torch_npu.npu_fusion_attention``, the ``npu`` device), so the ranks see a
+  node without it, as the real trainer sees a CPU machine;
 * bf16 and tf32 off: GR00T's TrainingConfig turns both on and neither is on its command line
   (a CPU has no tf32; bf16 autocast there is slow). Set on every ``TrainingArguments`` just
   before its own ``__post_init__`` checks, so no GR00T code is touched;
@@ -45,6 +49,12 @@ def cpu_environment() -> None:
     wanted.update({"DS_ACCELERATOR": "cpu"} if DEEPSPEED else {"ACCELERATE_USE_CPU": "true"})
     for name, value in wanted.items():
         os.environ.setdefault(name, value)
+
+
+def hide_torch_npu() -> None:
+    """Make ``import torch_npu`` fail and ``importlib.util.find_spec("torch_npu")`` return None,
+    the test transformers, accelerate and DeepSpeed use to look for an NPU."""
+    sys.modules["torch_npu"] = None  # type: ignore[assignment]
 
 
 def no_bf16_tf32() -> None:
@@ -89,6 +99,7 @@ def main(argv: list[str]) -> None:
     if len(argv) < 2:
         sys.exit(f"usage: {argv[0]} <path/to/gr00t/experiment/launch_finetune.py> [trainer args...]")
     cpu_environment()
+    hide_torch_npu()
     no_bf16_tf32()
     rank, world = gloo_group()
     if DEEPSPEED:
