@@ -22,6 +22,8 @@ ELSEWHERE: dict[tuple[str, tuple[str, ...]], str] = {
     ("playbooks/train.yml", ("-e", "train_mode=performance")):
         "tests/unit/test_train_templates.py renders the performance run; molecule train runs the launch",
     ("playbooks/train_status.yml", ()): "molecule train verify.yml: the status tasks of the train role",
+    ("playbooks/train_status.yml", ("-e", "train_status_wait=3600")):
+        "molecule train verify.yml: the status tasks wait for the performance run; make demo runs the playbook",
     ("playbooks/train_stop.yml", ()): "molecule train verify.yml: the stop tasks of the train role",
     ("ascendops.gr00t.site", ()): "tests/installed: ascendops.gr00t.site --tags preflight from the installed tarball",
     ("ascendops.gr00t.train_status", ()): "tests/installed: from the installed tarball, report in the project",
