@@ -93,4 +93,5 @@ clean: demo-down
 
 distclean: clean
 	-docker image ls -q ascendops-sim-node | xargs -r docker image rm -f
+	-docker image ls -q ascendops-bench-snapshot | xargs -r docker image rm -f
 	rm -rf $(VENV) .sim

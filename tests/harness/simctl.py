@@ -565,7 +565,9 @@ def container_running(name: str) -> bool:
 
 def cluster_up(path: Path, artifacts: Path) -> None:
     cluster = load_cluster(path)
-    tag = ensure_image()
+    # "image": start the nodes from another image, e.g. a snapshot of a converged node
+    # (docker commit): each still gets its own name, hostname and host key.
+    tag = cluster.get("image") or ensure_image()
     network = f"sim-{cluster['name']}"
     if run(["docker", "network", "inspect", network], check=False, capture=True).returncode != 0:
         run(["docker", "network", "create", network], capture=True)
