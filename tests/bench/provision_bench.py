@@ -26,6 +26,8 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -92,20 +94,34 @@ def timed_run(inventory: Path, playbook: str = "site.yml") -> tuple[float, float
     return elapsed, used, res.stdout
 
 
-def bench(count: int, per_stage: bool) -> dict[str, object]:
-    cluster, inventory = write_cluster(count)
+@contextmanager
+def started(cluster: Path) -> Iterator[None]:
+    """The cluster's nodes, started fresh and removed afterwards."""
     subprocess.run([*SIMCTL, "down", str(cluster)], check=True)
     subprocess.run([*SIMCTL, "up", str(cluster)], check=True)
     try:
-        first, first_cpu, dummy = timed_run(inventory)
-        rerun, rerun_cpu, output = timed_run(inventory)
-        stages = {stage: timed_run(inventory, f"playbooks/{stage}.yml")[1] for stage in STAGES} if per_stage else {}
+        yield
     finally:
         subprocess.run([*SIMCTL, "down", str(cluster)], check=True)
-    return summary(count, output, first, first_cpu, rerun, rerun_cpu, stages)
 
 
-def summary(count: int, output: str, first: float, first_cpu: float, rerun: float, rerun_cpu: float,
+def converged_rerun(inventory: Path, per_stage: bool) -> tuple[float, float, str, dict[str, float]]:
+    """site.yml on converged nodes (wall, controller CPU, output), then with per_stage the
+    controller CPU of each stage's playbook alone."""
+    rerun, rerun_cpu, output = timed_run(inventory)
+    stages = {stage: timed_run(inventory, f"playbooks/{stage}.yml")[1] for stage in STAGES} if per_stage else {}
+    return rerun, rerun_cpu, output, stages
+
+
+def bench(count: int, per_stage: bool) -> dict[str, object]:
+    cluster, inventory = write_cluster(count)
+    with started(cluster):
+        first, first_cpu, dummy = timed_run(inventory)
+        rerun = converged_rerun(inventory, per_stage)
+    return summary(count, first, first_cpu, *rerun)
+
+
+def summary(count: int, first: float, first_cpu: float, rerun: float, rerun_cpu: float, output: str,
             stages: dict[str, float]) -> dict[str, object]:
     hosts = recap(output)
     return {"nodes": count, "first_s": first, "rerun_s": rerun, "ratio": rerun / first if first else 0.0,
@@ -120,29 +136,19 @@ def snapshot() -> tuple[str, float, float]:
     """Converge one fresh node and commit it to an image; returns the image and the first run's
     wall and controller CPU seconds."""
     cluster, inventory = write_cluster(1)
-    subprocess.run([*SIMCTL, "down", str(cluster)], check=True)
-    subprocess.run([*SIMCTL, "up", str(cluster)], check=True)
-    try:
+    with started(cluster):
         first, first_cpu, dummy = timed_run(inventory)
-        image = SNAPSHOT_IMAGE
         container = f"{json.loads(cluster.read_text())['name']}-b1"
-        subprocess.run(["docker", "commit", container, image], check=True, stdout=subprocess.DEVNULL)
-    finally:
-        subprocess.run([*SIMCTL, "down", str(cluster)], check=True)
-    return image, first, first_cpu
+        subprocess.run(["docker", "commit", container, SNAPSHOT_IMAGE], check=True, stdout=subprocess.DEVNULL)
+    return SNAPSHOT_IMAGE, first, first_cpu
 
 
 def bench_snapshot(count: int, image: str, first: float, first_cpu: float, per_stage: bool) -> dict[str, object]:
     """Converged reruns on `count` nodes started from the snapshot."""
     cluster, inventory = write_cluster(count, image)
-    subprocess.run([*SIMCTL, "down", str(cluster)], check=True)
-    subprocess.run([*SIMCTL, "up", str(cluster)], check=True)
-    try:
-        rerun, rerun_cpu, output = timed_run(inventory)
-        stages = {stage: timed_run(inventory, f"playbooks/{stage}.yml")[1] for stage in STAGES} if per_stage else {}
-    finally:
-        subprocess.run([*SIMCTL, "down", str(cluster)], check=True)
-    return summary(count, output, first, first_cpu, rerun, rerun_cpu, stages)
+    with started(cluster):
+        rerun = converged_rerun(inventory, per_stage)
+    return summary(count, first, first_cpu, *rerun)
 
 
 def main() -> int:
