@@ -1,0 +1,42 @@
+# -*- coding: utf-8 -*-
+# Copyright: ascendops.gr00t maintainers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Read-only looks at a node's files, in one pass: what exists, how many entries a glob
+matches, and the content of small JSON files. One module run instead of a stat, find or
+slurp task per path keeps a converged rerun cheap on the controller."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+from typing import Any
+
+
+def stat_path(path: str) -> dict[str, bool]:
+    """Whether the path exists and whether it is a directory (links followed, as stat does)."""
+    return {"exists": os.path.exists(path), "isdir": os.path.isdir(path)}
+
+
+def count_glob(pattern: str) -> int:
+    """How many entries the pattern matches; a pattern ending in "/" matches directories only."""
+    return len(glob.glob(pattern))
+
+
+def read_json(path: str) -> dict[str, Any]:
+    """The file's JSON value under `value`, or why there is none under `error`."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return {"value": json.load(handle), "error": ""}
+    except FileNotFoundError:
+        return {"value": None, "error": "missing"}
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return {"value": None, "error": str(exc)}
+
+
+def look(paths: list[str], globs: list[str], json_files: list[str]) -> dict[str, dict[str, Any]]:
+    """Everything asked for, keyed by the path or pattern as given."""
+    return {
+        "stat": {path: stat_path(path) for path in paths},
+        "glob": {pattern: count_glob(pattern) for pattern in globs},
+        "json": {path: read_json(path) for path in json_files},
+    }

@@ -1,0 +1,96 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ascendops.gr00t maintainers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: path_facts
+short_description: Look at many paths, globs and JSON files of a node in one run
+version_added: "0.2.0"
+description:
+  - Reports for each path whether it exists and is a directory, for each glob how many
+    entries it matches, and for each JSON file its content.
+  - One run replaces a stat, find or slurp task per path, which on a converged rerun is
+    what the controller spends its time on.
+  - Reads only; never reports a change.
+author:
+  - ascendops.gr00t maintainers (@ascendops)
+options:
+  paths:
+    description: Absolute paths to look at (links are followed), reported under the key given.
+    type: list
+    elements: str
+    default: []
+  globs:
+    description:
+      - Absolute glob patterns to count matches of (Python's glob, no recursion).
+      - A pattern ending in C(/) matches directories only.
+    type: list
+    elements: str
+    default: []
+  json_files:
+    description: Absolute paths of JSON files to read.
+    type: list
+    elements: str
+    default: []
+extends_documentation_fragment:
+  - ascendops.gr00t.attributes
+"""
+
+EXAMPLES = r"""
+- name: Look at a LeRobot dataset
+  ascendops.gr00t.path_facts:
+    paths: [/data/libero, /data/libero/meta/info.json]
+    globs: [/data/libero/data/chunk-*/]
+    json_files: [/data/libero/meta/info.json]
+  register: dataset
+
+- name: Require at least one data chunk
+  ansible.builtin.assert:
+    that: dataset.glob['/data/libero/data/chunk-*/'] > 0
+"""
+
+RETURN = r"""
+stat:
+  description: Per path, whether it exists and whether it is a directory.
+  returned: always
+  type: dict
+  sample: {"/data/libero": {"exists": true, "isdir": true}}
+glob:
+  description: Per pattern, the number of entries it matches.
+  returned: always
+  type: dict
+  sample: {"/data/libero/data/chunk-*/": 1}
+json:
+  description: Per JSON file, its content under C(value) or why there is none under C(error) (C(missing), or the parse error).
+  returned: always
+  type: dict
+  sample: {"/data/libero/meta/info.json": {"value": {"codebase_version": "v2.1"}, "error": ""}}
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ascendops.gr00t.plugins.module_utils.path_facts import look
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=dict(
+            paths=dict(type="list", elements="str", default=[]),
+            globs=dict(type="list", elements="str", default=[]),
+            json_files=dict(type="list", elements="str", default=[]),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    relative = [p for key in ("paths", "globs", "json_files") for p in params[key] if not os.path.isabs(p)]
+    if relative:
+        module.fail_json(msg="paths, globs and json_files must be absolute, got: {0}".format(", ".join(relative)))
+    module.exit_json(changed=False, **look(params["paths"], params["globs"], params["json_files"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""Tests of the path_facts module and its module_utils."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import modrun
+
+from ansible_collections.ascendops.gr00t.plugins.module_utils.path_facts import count_glob, look, read_json, stat_path
+from ansible_collections.ascendops.gr00t.plugins.modules import path_facts
+
+
+def test_stat_path(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    assert stat_path(str(tmp_path)) == {"exists": True, "isdir": True}
+    assert stat_path(str(tmp_path / "f")) == {"exists": True, "isdir": False}
+    assert stat_path(str(tmp_path / "nope")) == {"exists": False, "isdir": False}
+
+
+def test_stat_path_follows_links(tmp_path: Path) -> None:
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "dir")
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    assert stat_path(str(tmp_path / "link")) == {"exists": True, "isdir": True}
+    assert stat_path(str(tmp_path / "dangling")) == {"exists": False, "isdir": False}
+
+
+def test_count_glob_directories_only_with_a_trailing_slash(tmp_path: Path) -> None:
+    (tmp_path / "chunk-000").mkdir()
+    (tmp_path / "chunk-001").mkdir()
+    (tmp_path / "chunk-002").write_text("a file, not a chunk")
+    assert count_glob(f"{tmp_path}/chunk-*/") == 2
+    assert count_glob(f"{tmp_path}/chunk-*") == 3
+    assert count_glob(f"{tmp_path}/none-*") == 0
+
+
+def test_count_glob_two_levels(tmp_path: Path) -> None:
+    (tmp_path / "snapshots" / "abc").mkdir(parents=True)
+    (tmp_path / "snapshots" / "abc" / "config.json").write_text("{}")
+    assert count_glob(f"{tmp_path}/snapshots/*/config.json") == 1
+    assert count_glob(f"{tmp_path}/snapshots/config.json") == 0
+
+
+def test_read_json(tmp_path: Path) -> None:
+    (tmp_path / "ok.json").write_text('{"fps": 20}')
+    (tmp_path / "bad.json").write_text("{not json")
+    assert read_json(str(tmp_path / "ok.json")) == {"value": {"fps": 20}, "error": ""}
+    assert read_json(str(tmp_path / "missing.json")) == {"value": None, "error": "missing"}
+    bad = read_json(str(tmp_path / "bad.json"))
+    assert bad["value"] is None and bad["error"]
+    assert read_json(str(tmp_path))["error"]  # a directory is not a JSON file
+
+
+def test_look_keys_by_what_was_asked(tmp_path: Path) -> None:
+    found = look([str(tmp_path)], [f"{tmp_path}/*"], [str(tmp_path / "x.json")])
+    assert found == {"stat": {str(tmp_path): {"exists": True, "isdir": True}},
+                     "glob": {f"{tmp_path}/*": 0},
+                     "json": {str(tmp_path / "x.json"): {"value": None, "error": "missing"}}}
+
+
+def test_module_reports_no_change(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+                                  tmp_path: Path) -> None:
+    result = modrun.run_module(path_facts.main, monkeypatch, capsys,
+                               {"paths": [str(tmp_path)], "globs": [f"{tmp_path}/*/"]})
+    assert result["changed"] is False
+    assert result["stat"][str(tmp_path)]["isdir"] is True
+    assert result["glob"] == {f"{tmp_path}/*/": 0}
+    assert result["json"] == {}
+
+
+def test_module_refuses_relative_paths(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    result = modrun.run_module(path_facts.main, monkeypatch, capsys, {"globs": ["data/chunk-*"]})
+    assert result["failed"] is True
+    assert "data/chunk-*" in result["msg"]
