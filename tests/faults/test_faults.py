@@ -4,7 +4,9 @@ pytest drives `ansible-playbook site.yml` over SSH against simulated nodes
 (tests/harness/simctl.py), injects one fault per node while the run is under way, lets
 "the operator" fix the cause, and reruns. Each fault must be reported plainly, must not
 lose anything (the staged dataset, files beside the install), and a rerun must converge;
-a final run over every node must change nothing.
+a final run over every node must change nothing. Then the nodes roll back to CANN 8.5.0
+with playbooks/upgrade.yml, two at a time, while one node of the second batch reports an
+unhealthy NPU: the first batch changes, the rollout stops at the second, the third is untouched.
 
   node       fault
   f-ok       none: it must finish every stage while the others fail
@@ -65,6 +67,12 @@ WAIT_S = 900
 # f-ssh: the toolkit install must outlast the cut run and the rerun's stages before CANN
 # (about 15 s here), with room for a slower machine.
 SSH_INSTALL_S = 120
+
+# The rolling change after the campaign: CANN back to 8.5.0, batches of two in NODES order.
+ROLL_TO = "8.5.0"
+ROLL_BATCHES = [NODES[0:2], NODES[2:4], NODES[4:]]
+ROLL_FAULTY = NODES[3]
+ROLL_FAULT_STATE = {"devices": [{"id": i, "health": "Critical" if i == 2 else "OK"} for i in range(8)]}
 
 pytestmark = pytest.mark.skipif(not ARTIFACTS.joinpath("SHA256SUMS").is_file(),
                                 reason="simulated artifacts missing: run `make sim` first")
@@ -192,8 +200,9 @@ class Run:
     hosts: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
-def playbook(name: str, inv: Path, limit: list[str], during: Callable[[], None] | None = None) -> Run:
-    """Run site.yml on `limit`; `during` runs in a thread alongside (the fault)."""
+def playbook(name: str, inv: Path, limit: list[str], during: Callable[[], None] | None = None,
+             play: str = "site.yml", extra: tuple[str, ...] = ()) -> Run:
+    """Run `play` (site.yml) on `limit`; `during` runs in a thread alongside (the fault)."""
     log = WORK / f"{name}.log"
     start = time.monotonic()
     errors: list[BaseException] = []
@@ -205,7 +214,7 @@ def playbook(name: str, inv: Path, limit: list[str], during: Callable[[], None] 
             errors.append(exc)
 
     with open(log, "w") as fh:
-        proc = subprocess.Popen(["ansible-playbook", "site.yml", "-i", str(inv), "--limit", ",".join(limit)],
+        proc = subprocess.Popen(["ansible-playbook", play, "-i", str(inv), "--limit", ",".join(limit), *extra],
                                 cwd=REPO, stdout=fh, stderr=subprocess.STDOUT, text=True,
                                 env=ansible_env())
         worker = threading.Thread(target=guarded, daemon=True) if during else None
@@ -246,6 +255,7 @@ class Campaign:
     keep_after: str = ""
     installer_alive_at_rerun: bool = False
     facts: dict[str, dict] = field(default_factory=dict)
+    rolled_facts: dict[str, dict] = field(default_factory=dict)
     source_url: str = ""
 
 
@@ -328,6 +338,13 @@ def campaign() -> Iterator[Campaign]:
         for host in NODES:
             result.data_after[host] = file_hashes(host, "/data")
         result.keep_after = on_node("f-disk", f"sha256sum {KEEP_FILE}").split()[0]
+        # A rolling change: batches of two in inventory order; ROLL_FAULTY of the second batch
+        # reports a Critical NPU before its batch starts.
+        on_node(ROLL_FAULTY, f"echo '{json.dumps(ROLL_FAULT_STATE)}' > /etc/npu-sim/state.json")
+        result.runs["roll"] = playbook("roll-back", inv, NODES, play="playbooks/upgrade.yml",
+                                       extra=("-e", f"ascend_cann_version={ROLL_TO}", "-e", "upgrade_batch_size=2"))
+        on_node(ROLL_FAULTY, "echo '{}' > /etc/npu-sim/state.json")
+        result.rolled_facts = installed_facts(inv)
         yield result
     finally:
         source.stop()
@@ -443,3 +460,26 @@ def test_nothing_lost_and_final_run_changes_nothing(campaign: Campaign) -> None:
     row("(after the reruns) one more run over all five nodes", f"changed=0 on every node ({final.seconds:.0f} s)",
         "every file under /data is byte-identical on every node (only the missing modality.json was added, "
         "as gr00t_copy_modality asks)")
+
+
+def test_rolling_change_stops_at_an_unhealthy_batch(campaign: Campaign) -> None:
+    roll, facts = campaign.runs["roll"], campaign.rolled_facts
+    first, second, third = ROLL_BATCHES
+    assert roll.rc != 0
+    for host in first:
+        assert facts[host]["toolkit_version"] == ROLL_TO and facts[host]["nnal_version"] == ROLL_TO, facts[host]
+        assert roll.hosts[host]["changed"] > 0 and roll.hosts[host]["failed"] == 0, roll.hosts
+    msg = failure_message(roll.output, ROLL_FAULTY)
+    assert "NPU 2 Critical" in msg and "later batches are not touched" in msg, msg
+    # The batch stops as a whole at the gate, before its stages: nothing changed in it.
+    for host in second:
+        assert facts[host]["toolkit_version"] == "9.0.0", facts[host]
+        assert roll.hosts[host]["changed"] == 0, roll.hosts
+    for host in third:
+        assert host not in roll.hosts, f"{host} was in the run: the rollout did not stop"
+        assert facts[host]["toolkit_version"] == "9.0.0", facts[host]
+    row(f"rolling change to CANN {ROLL_TO} (playbooks/upgrade.yml, batches of 2); one node of the second batch "
+        "reports a Critical NPU",
+        f"first batch changes and passes its checks and the health gate; the gate stops the second batch before "
+        f"any change, `NPU 2 Critical` named ({roll.seconds:.0f} s)",
+        "the third batch is never started: it keeps CANN 9.0.0")
