@@ -1,0 +1,105 @@
+"""Tests of the file_set module and its module_utils."""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+import modrun
+
+from ansible_collections.ascendops.gr00t.plugins.module_utils.file_set import (
+    current_content, file_diff, missing_directories)
+from ansible_collections.ascendops.gr00t.plugins.modules import file_set
+
+
+def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, args: dict,
+        check: bool = False, diff: bool = False) -> dict:
+    args = dict(args, _ansible_check_mode=check, _ansible_diff=diff)
+    return modrun.run_module(file_set.main, monkeypatch, capsys, args)
+
+
+def mode_of(path: Path) -> str:
+    return oct(stat.S_IMODE(os.stat(path).st_mode))
+
+
+# ---------------------------------------------------------------- module_utils
+
+
+def test_current_content(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x\n")
+    assert current_content(str(tmp_path / "f")) == "x\n"
+    assert current_content(str(tmp_path / "none")) is None
+
+
+def test_file_diff_names_an_absent_file() -> None:
+    assert file_diff("/a", None, "new") == {"before_header": "/a (absent)", "before": "", "after_header": "/a",
+                                            "after": "new"}
+    assert file_diff("/a", "old", "new")["before"] == "old"
+
+
+def test_missing_directories(tmp_path: Path) -> None:
+    (tmp_path / "here").mkdir()
+    (tmp_path / "file").write_text("")
+    assert missing_directories([str(tmp_path / "here"), str(tmp_path / "new"), str(tmp_path / "file")]) == [
+        str(tmp_path / "new"), str(tmp_path / "file")]
+
+
+# ---------------------------------------------------------------- the module
+
+
+def spec(tmp_path: Path, content: str = "echo hi\n") -> dict:
+    return {"directories": [str(tmp_path / "d" / "activate.d")],
+            "files": [{"path": str(tmp_path / "d" / "activate.d" / "hook.sh"), "content": content},
+                      {"path": str(tmp_path / "d" / "activate.d" / "run.sh"), "content": "run\n", "mode": "0755"}]}
+
+
+def test_writes_then_changes_nothing(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+                                     tmp_path: Path) -> None:
+    first = run(monkeypatch, capsys, spec(tmp_path))
+    hook, launcher = tmp_path / "d" / "activate.d" / "hook.sh", tmp_path / "d" / "activate.d" / "run.sh"
+    assert first["changed"] and first["created"] == [str(tmp_path / "d" / "activate.d")]
+    assert first["written"] == [str(hook), str(launcher)]
+    assert hook.read_text() == "echo hi\n" and mode_of(hook) == "0o644" and mode_of(launcher) == "0o755"
+    assert mode_of(tmp_path / "d" / "activate.d") == "0o755"
+    second = run(monkeypatch, capsys, spec(tmp_path))
+    assert not second["changed"] and second["written"] == [] and second["created"] == []
+
+
+def test_rewrites_only_what_differs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+                                    tmp_path: Path) -> None:
+    run(monkeypatch, capsys, spec(tmp_path))
+    launcher = tmp_path / "d" / "activate.d" / "run.sh"
+    before = launcher.stat().st_mtime_ns
+    result = run(monkeypatch, capsys, spec(tmp_path, "echo changed\n"), diff=True)
+    assert result["changed"] and result["written"] == [str(tmp_path / "d" / "activate.d" / "hook.sh")]
+    assert result["diff"] == [file_diff(str(tmp_path / "d" / "activate.d" / "hook.sh"), "echo hi\n", "echo changed\n")]
+    assert launcher.stat().st_mtime_ns == before
+
+
+def test_a_mode_that_drifted_is_put_back(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+                                         tmp_path: Path) -> None:
+    run(monkeypatch, capsys, spec(tmp_path))
+    launcher = tmp_path / "d" / "activate.d" / "run.sh"
+    launcher.chmod(0o600)
+    result = run(monkeypatch, capsys, spec(tmp_path))
+    assert result["changed"] and result["written"] == [] and mode_of(launcher) == "0o755"
+
+
+def test_check_mode_reports_and_changes_nothing(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+                                                tmp_path: Path) -> None:
+    result = run(monkeypatch, capsys, spec(tmp_path), check=True, diff=True)
+    assert result["changed"] and len(result["written"]) == 2 and len(result["diff"]) == 2
+    assert not (tmp_path / "d").exists()
+
+
+def test_refuses_a_directory_where_a_file_goes(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+                                               tmp_path: Path) -> None:
+    (tmp_path / "d" / "activate.d" / "hook.sh").mkdir(parents=True)
+    result = run(monkeypatch, capsys, spec(tmp_path))
+    assert result["failed"] and "is a directory" in result["msg"]
+
+
+def test_refuses_relative_paths(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    result = run(monkeypatch, capsys, {"files": [{"path": "hook.sh", "content": ""}]})
+    assert result["failed"] and "hook.sh" in result["msg"]
