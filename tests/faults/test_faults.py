@@ -340,9 +340,11 @@ def campaign() -> Iterator[Campaign]:
         result.keep_after = on_node("f-disk", f"sha256sum {KEEP_FILE}").split()[0]
         # A rolling change: batches of two in inventory order; ROLL_FAULTY of the second batch
         # reports a Critical NPU before its batch starts.
+        roll = ("-e", f"ascend_cann_version={ROLL_TO}", "-e", "upgrade_batch_size=2")
+        result.runs["roll_check"] = playbook("roll-back-check", inv, NODES, play="playbooks/upgrade.yml",
+                                             extra=("--check", "--diff", *roll))
         on_node(ROLL_FAULTY, f"echo '{json.dumps(ROLL_FAULT_STATE)}' > /etc/npu-sim/state.json")
-        result.runs["roll"] = playbook("roll-back", inv, NODES, play="playbooks/upgrade.yml",
-                                       extra=("-e", f"ascend_cann_version={ROLL_TO}", "-e", "upgrade_batch_size=2"))
+        result.runs["roll"] = playbook("roll-back", inv, NODES, play="playbooks/upgrade.yml", extra=roll)
         on_node(ROLL_FAULTY, "echo '{}' > /etc/npu-sim/state.json")
         result.rolled_facts = installed_facts(inv)
         yield result
@@ -463,8 +465,12 @@ def test_nothing_lost_and_final_run_changes_nothing(campaign: Campaign) -> None:
 
 
 def test_rolling_change_stops_at_an_unhealthy_batch(campaign: Campaign) -> None:
-    roll, facts = campaign.runs["roll"], campaign.rolled_facts
+    check, roll, facts = campaign.runs["roll_check"], campaign.runs["roll"], campaign.rolled_facts
     first, second, third = ROLL_BATCHES
+    # The check run goes through every batch, reports the change on every node and makes none
+    # (the third batch below still has 9.0.0).
+    assert check.rc == 0, check.output[-3000:]
+    assert all(check.hosts[host]["changed"] > 0 for host in NODES), check.hosts
     assert roll.rc != 0
     for host in first:
         assert facts[host]["toolkit_version"] == ROLL_TO and facts[host]["nnal_version"] == ROLL_TO, facts[host]

@@ -35,6 +35,10 @@ ELSEWHERE: dict[tuple[str, tuple[str, ...]], str] = {
     ("playbooks/bundle_check.yml", ()): "tests/unit/test_bundle.py runs the bundle_check module it calls",
     ("playbooks/npu_network.yml", ()): "molecule network: converge, idempotence, and every fault round",
     ("playbooks/npu_network.yml", ("--check", "--diff")): "molecule network: the check step on the converged nodes",
+    ("playbooks/upgrade.yml", ("-e", "upgrade_batch_size=2")):
+        "tests/faults: the rolling change of five nodes, batches of 2, stopped by an unhealthy NPU",
+    ("playbooks/upgrade.yml", ("--check", "--diff", "-e", "upgrade_batch_size=2")):
+        "tests/faults: the same change in check mode first, on every node",
 }
 
 
