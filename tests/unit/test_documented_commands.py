@@ -38,7 +38,7 @@ ELSEWHERE: dict[tuple[str, tuple[str, ...]], str] = {
     ("playbooks/upgrade.yml", ("-e", "upgrade_batch_size=2")):
         "tests/faults: the rolling change of five nodes, batches of 2, stopped by an unhealthy NPU",
     ("playbooks/upgrade.yml", ("--check", "--diff", "-e", "upgrade_batch_size=2")):
-        "tests/faults: the same change in check mode first, on every node",
+        "tests/faults: the same change in check mode first, on the first batch",
 }
 
 
