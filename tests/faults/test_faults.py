@@ -19,7 +19,7 @@ The installer killed half-way, a bad checksum and a training rank that crashes a
 launch are covered by the molecule scenarios cann_faults, python_env_faults and train.
 The table of what each run did is written to .sim/faults/report.md and printed at the end.
 
-  .venv/bin/pytest -q tests/faults      (after `make sim`; about 12 minutes on 2 cores)
+  .venv/bin/pytest -q tests/faults      (after `make sim`; about 11 minutes on 2 cores)
 
 FAULTS_KEEP_NODES=1 leaves the nodes running afterwards, to look at them.
 """
