@@ -2,7 +2,7 @@
 # Copyright: ascendops.gr00t maintainers
 # Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
 """Read-only looks at a node's files, in one pass: what exists, how many entries a glob
-matches, and the content of small JSON files. One module run instead of a stat, find or
+matches, and the content of small JSON and text files. One module run instead of a stat, find or
 slurp task per path keeps a converged rerun cheap on the controller."""
 from __future__ import annotations
 
@@ -33,10 +33,23 @@ def read_json(path: str) -> dict[str, Any]:
         return {"value": None, "error": str(exc)}
 
 
-def look(paths: list[str], globs: list[str], json_files: list[str]) -> dict[str, dict[str, Any]]:
+def read_text(path: str) -> dict[str, Any]:
+    """The file's text under `content`, or None there and why under `error`."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return {"content": handle.read(), "error": ""}
+    except FileNotFoundError:
+        return {"content": None, "error": "missing"}
+    except (OSError, UnicodeDecodeError) as exc:
+        return {"content": None, "error": str(exc)}
+
+
+def look(paths: list[str], globs: list[str], json_files: list[str],
+         text_files: list[str] | None = None) -> dict[str, dict[str, Any]]:
     """Everything asked for, keyed by the path or pattern as given."""
     return {
         "stat": {path: stat_path(path) for path in paths},
         "glob": {pattern: count_glob(pattern) for pattern in globs},
         "json": {path: read_json(path) for path in json_files},
+        "text": {path: read_text(path) for path in text_files or []},
     }

@@ -46,6 +46,12 @@ options:
         description: Mode of the file (octal string).
         type: str
         default: "0644"
+      force:
+        description:
+          - V(false) writes the file only where there is none; a file already there is left as it is,
+            content and mode (it belongs to the user, as with M(ansible.builtin.copy)'s O(ansible.builtin.copy#module:force=false)).
+        type: bool
+        default: true
   owner:
     description: Owner of every directory and file; unset leaves it as it is.
     type: str
@@ -121,6 +127,7 @@ def main() -> None:
                 path=dict(type="str", required=True),
                 content=dict(type="str", required=True),
                 mode=dict(type="str", default="0644"),
+                force=dict(type="bool", default=True),
             )),
             owner=dict(type="str"),
             group=dict(type="str"),
@@ -144,6 +151,8 @@ def main() -> None:
         path, content = spec["path"], spec["content"]
         if os.path.isdir(path):
             module.fail_json(msg="{0} is a directory, not a file: move it away, then rerun".format(path))
+        if not spec["force"] and os.path.lexists(path):
+            continue
         before = current_content(path)
         if before != content:
             written.append(path)

@@ -7,11 +7,11 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: path_facts
-short_description: Look at many paths, globs and JSON files of a node in one run
+short_description: Look at many paths, globs, JSON and text files of a node in one run
 version_added: "0.2.0"
 description:
   - Reports for each path whether it exists and is a directory, for each glob how many
-    entries it matches, and for each JSON file its content.
+    entries it matches, and for each JSON or text file its content.
   - One run replaces a stat, find or slurp task per path, which on a converged rerun is
     what the controller spends its time on.
   - Reads only; never reports a change.
@@ -32,6 +32,11 @@ options:
     default: []
   json_files:
     description: Absolute paths of JSON files to read.
+    type: list
+    elements: str
+    default: []
+  text_files:
+    description: Absolute paths of UTF-8 text files to read whole (records, C(pyproject.toml), lock files).
     type: list
     elements: str
     default: []
@@ -68,6 +73,11 @@ json:
   returned: always
   type: dict
   sample: {"/data/libero/meta/info.json": {"value": {"codebase_version": "v2.1"}, "error": ""}}
+text:
+  description: Per text file, its content under C(content) (null when unread) and why it was not read under C(error) (C(missing), or the read error).
+  returned: always
+  type: dict
+  sample: {"/opt/gr00t/.gr00t-tarball": {"content": "Isaac-GR00T-49d40d2.tar.gz\n", "error": ""}}
 """
 
 import os
@@ -82,14 +92,17 @@ def main() -> None:
             paths=dict(type="list", elements="str", default=[]),
             globs=dict(type="list", elements="str", default=[]),
             json_files=dict(type="list", elements="str", default=[]),
+            text_files=dict(type="list", elements="str", default=[]),
         ),
         supports_check_mode=True,
     )
     params = module.params
-    relative = [p for key in ("paths", "globs", "json_files") for p in params[key] if not os.path.isabs(p)]
+    relative = [p for key in ("paths", "globs", "json_files", "text_files") for p in params[key] if not os.path.isabs(p)]
     if relative:
-        module.fail_json(msg="paths, globs and json_files must be absolute, got: {0}".format(", ".join(relative)))
-    module.exit_json(changed=False, **look(params["paths"], params["globs"], params["json_files"]))
+        module.fail_json(msg="paths, globs, json_files and text_files must be absolute, got: {0}".format(
+            ", ".join(relative)))
+    module.exit_json(changed=False, **look(params["paths"], params["globs"], params["json_files"],
+                                           params["text_files"]))
 
 
 if __name__ == "__main__":

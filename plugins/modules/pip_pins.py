@@ -55,6 +55,12 @@ options:
   editable:
     description: Directory of a local project to install editable (C(pip install -e)).
     type: path
+  import_name:
+    description:
+      - With O(editable), a top-level package of the project; RV(origin) reports the file the
+        environment's Python imports it from after the run, so a caller can check that the project
+        is what the environment imports without running Python again.
+    type: str
   wheel:
     description: Local wheel file to install, reinstalled whenever it changes.
     type: path
@@ -125,6 +131,13 @@ versions:
   returned: always
   type: dict
   sample: {"torch": "2.7.1", "numpy": "2.4.6"}
+origin:
+  description:
+    - With O(import_name), the file the environment's Python finds that package in (C(importlib.util.find_spec));
+      null when it finds none. After the run; before it in check mode.
+  returned: when O(import_name) is given
+  type: str
+  sample: /opt/gr00t/Isaac-GR00T/gr00t/__init__.py
 requirements:
   description: The requirements as installed, with the O(keep) pins in place of their projects' requirements.
   returned: when O(requirements) is given
@@ -190,11 +203,14 @@ PIP_QUIET = ["--disable-pip-version-check", "--no-input"]
 # The user's ~/.local must neither satisfy nor receive the environment's packages.
 PIP_ENV = {"PYTHONNOUSERSITE": "1"}
 # Run by the environment's interpreter: its distributions, not those of the module's Python.
-# `editable` prints every direct_url.json; `dist NAME` prints sys.prefix and each installed
-# distribution of NAME with its version, its directory and its RECORD.
+# `editable` prints every direct_url.json; `origin NAME` where the package NAME is found (its
+# spec, without importing it); `dist NAME` prints sys.prefix and each installed distribution of
+# NAME with its version, its directory and its RECORD.
 QUERY = r"""
-import importlib.metadata as metadata, json, sys
-if sys.argv[1] == "editable":
+import importlib.metadata as metadata, importlib.util, json, sys
+if sys.argv[1] == "origin":
+    print(json.dumps(getattr(importlib.util.find_spec(sys.argv[2]), "origin", None)))
+elif sys.argv[1] == "editable":
     found = []
     for dist in metadata.distributions():
         text = dist.read_text("direct_url.json")
@@ -300,23 +316,29 @@ def editable_versions(module: AnsibleModule, python: str, path: str) -> dict[str
             for record in query(module, python, "editable") if editable_points_at([record], path)}
 
 
+def origin_of(module: AnsibleModule, python: str) -> dict[str, Any]:
+    """{"origin": file} of O(import_name) as the environment finds it; nothing when not asked."""
+    name = module.params["import_name"]
+    return {"origin": query(module, python, "origin", name)} if name else {}
+
+
 def converge_editable(module: AnsibleModule, python: str) -> NoReturn:
     path = os.path.normpath(module.params["editable"])
     versions = editable_versions(module, python, path)
     if versions:
-        module.exit_json(changed=False, pending=[], versions=versions)
+        module.exit_json(changed=False, pending=[], versions=versions, **origin_of(module, python))
     if not os.path.isdir(path):
         module.fail_json(msg=f"editable: {path} is not a directory: check the project out first.")
     pending = [{"spec": f"-e {path}", "name": None, "have": None, "want": None,
                 "reasons": [f"no distribution is installed editable from {path}"]}]
     if module.check_mode:
-        module.exit_json(changed=True, pending=pending, versions={})
+        module.exit_json(changed=True, pending=pending, versions={}, **origin_of(module, python))
     install(module, python, ["-e", path], pending)
     versions = editable_versions(module, python, path)
     if not versions:
         module.fail_json(msg=f"pip install -e {path} succeeded but no distribution records an editable "
                              f"install of {path} (direct_url.json)", pending=pending)
-    module.exit_json(changed=True, pending=pending, versions=versions)
+    module.exit_json(changed=True, pending=pending, versions=versions, **origin_of(module, python))
 
 
 def wheel_state(module: AnsibleModule, python: str, dist: str) -> tuple[list[dict[str, Any]], str]:
@@ -397,11 +419,13 @@ def main() -> None:
             "requirements": {"type": "list", "elements": "str"},
             "keep": {"type": "list", "elements": "str", "default": []},
             "editable": {"type": "path"},
+            "import_name": {"type": "str"},
             "wheel": {"type": "path"},
             "constraints": {"type": "list", "elements": "str", "default": []},
             "pip_args": {"type": "list", "elements": "str", "default": []},
         },
         mutually_exclusive=[("requirements", "editable", "wheel")],
+        required_by={"import_name": "editable"},
         required_one_of=[("requirements", "editable", "wheel")],
         supports_check_mode=True,
     )

@@ -103,3 +103,16 @@ def test_refuses_a_directory_where_a_file_goes(monkeypatch: pytest.MonkeyPatch, 
 def test_refuses_relative_paths(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     result = run(monkeypatch, capsys, {"files": [{"path": "hook.sh", "content": ""}]})
     assert result["failed"] and "hook.sh" in result["msg"]
+
+
+def test_force_false_writes_only_where_there_is_no_file(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    target = tmp_path / "modality.json"
+    args = {"files": [{"path": str(target), "content": "{}\n", "force": False}]}
+    first = run(monkeypatch, capsys, args)
+    assert first["changed"] and target.read_text() == "{}\n"
+    target.write_text('{"mine": 1}\n')
+    target.chmod(0o600)
+    second = run(monkeypatch, capsys, args, diff=True)
+    assert not second["changed"] and second["written"] == [] and second["diff"] == []
+    assert target.read_text() == '{"mine": 1}\n' and mode_of(target) == "0o600"

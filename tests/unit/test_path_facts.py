@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 import modrun
 
-from ansible_collections.ascendops.gr00t.plugins.module_utils.path_facts import count_glob, look, read_json, stat_path
+from ansible_collections.ascendops.gr00t.plugins.module_utils.path_facts import (
+    count_glob, look, read_json, read_text, stat_path)
 from ansible_collections.ascendops.gr00t.plugins.modules import path_facts
 
 
@@ -55,7 +56,17 @@ def test_look_keys_by_what_was_asked(tmp_path: Path) -> None:
     found = look([str(tmp_path)], [f"{tmp_path}/*"], [str(tmp_path / "x.json")])
     assert found == {"stat": {str(tmp_path): {"exists": True, "isdir": True}},
                      "glob": {f"{tmp_path}/*": 0},
-                     "json": {str(tmp_path / "x.json"): {"value": None, "error": "missing"}}}
+                     "json": {str(tmp_path / "x.json"): {"value": None, "error": "missing"}},
+                     "text": {}}
+
+
+def test_read_text(tmp_path: Path) -> None:
+    (tmp_path / "record").write_text("Isaac-GR00T.tar.gz\n")
+    (tmp_path / "binary").write_bytes(b"\xff\xfe\x00")
+    assert read_text(str(tmp_path / "record")) == {"content": "Isaac-GR00T.tar.gz\n", "error": ""}
+    assert read_text(str(tmp_path / "missing")) == {"content": None, "error": "missing"}
+    assert read_text(str(tmp_path / "binary"))["content"] is None
+    assert read_text(str(tmp_path))["error"]  # a directory is not a text file
 
 
 def test_module_reports_no_change(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
@@ -66,6 +77,16 @@ def test_module_reports_no_change(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     assert result["stat"][str(tmp_path)]["isdir"] is True
     assert result["glob"] == {f"{tmp_path}/*/": 0}
     assert result["json"] == {}
+    assert result["text"] == {}
+
+
+def test_module_reads_text_files(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+                                 tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'gr00t'\n")
+    result = modrun.run_module(path_facts.main, monkeypatch, capsys,
+                               {"text_files": [str(tmp_path / "pyproject.toml"), str(tmp_path / "uv.lock")]})
+    assert result["text"][str(tmp_path / "pyproject.toml")]["content"].startswith("[project]")
+    assert result["text"][str(tmp_path / "uv.lock")] == {"content": None, "error": "missing"}
 
 
 def test_module_refuses_relative_paths(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:

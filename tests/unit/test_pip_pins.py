@@ -260,7 +260,9 @@ def name_of(spec):
 
 
 if args[0] == "-c":
-    if args[2] == "editable":
+    if args[2] == "origin":
+        print(json.dumps(data.get("origins", {}).get(args[3])))
+    elif args[2] == "editable":
         print(json.dumps(data.get("direct_urls", [])))
     else:
         print(json.dumps({"prefix": data["prefix"], "found": data.get("dists", {}).get(args[3], [])}))
@@ -466,6 +468,16 @@ def test_module_installs_a_project_editable_once(fake_env, tmp_path, monkeypatch
     assert len(json.loads(state.read_text())["calls"]) == 1
 
 
+def test_module_reports_where_the_env_imports_the_project_from(fake_env, tmp_path, monkeypatch, capsys) -> None:
+    origin = str(tmp_path / "gr00t" / "__init__.py")
+    python, dummy = fake_env({}, origins={"gr00t": origin}, direct_urls=[
+        {"url": "file://" + str(tmp_path), "dir_info": {"editable": True}, "name": "gr00t", "version": "0.1"}])
+    args = {"python": str(python), "editable": str(tmp_path)}
+    assert run_module(pip_pins.main, monkeypatch, capsys, dict(args, import_name="gr00t"))["origin"] == origin
+    assert run_module(pip_pins.main, monkeypatch, capsys, dict(args, import_name="other"))["origin"] is None
+    assert "origin" not in run_module(pip_pins.main, monkeypatch, capsys, args)
+
+
 def test_module_check_mode_reports_an_editable_install(fake_env, tmp_path, monkeypatch, capsys) -> None:
     python, state = fake_env({})
     result = run_module(pip_pins.main, monkeypatch, capsys, {
@@ -498,6 +510,8 @@ def test_query_reads_a_real_environment() -> None:
     assert installed_record_problems(found["found"][0]["site"], found["found"][0]["record"]) == []
     assert query("dist", "no-such-project")["found"] == []
     assert all({"url", "name", "version"} <= set(record) for record in query("editable"))
+    assert query("origin", "pytest") == pytest.__file__
+    assert query("origin", "no_such_package") is None
 
 
 # ---------------------------------------------------------------- a local wheel
