@@ -131,6 +131,18 @@ def ascend_packages(plan: dict[str, Any], arch: str) -> list[str]:
     return [ascend_package(kind, versions[kind], arch) for kind in order if kind in versions]
 
 
+def malformed_disk_requirements(requirements: list[Any]) -> list[Any]:
+    """The entries without an absolute `path` or without a positive `min_free_gb`."""
+    def usable(req: Any) -> bool:
+        if not isinstance(req, dict) or not isinstance(req.get("path"), str) or not req["path"].startswith("/"):
+            return False
+        try:
+            return float(req.get("min_free_gb", 0)) > 0
+        except (TypeError, ValueError):
+            return False
+    return [req for req in requirements if not usable(req)]
+
+
 def disk_shortfalls(requirements: list[dict[str, Any]], measured: dict[str, dict[str, Any]]) -> list[str]:
     """One message per install path with less free space than required.
 
@@ -274,5 +286,6 @@ class FilterModule:
             "installer_failure_message": installer_failure_message,
             "npu_driver_plan": npu_driver_plan,
             "disk_shortfalls": disk_shortfalls,
+            "malformed_disk_requirements": malformed_disk_requirements,
             "parse_sha256sums": parse_sha256sums,
         }

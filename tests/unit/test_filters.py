@@ -14,6 +14,7 @@ from ansible_collections.ascendops.gr00t.plugins.filter.ascend import (
     ascend_package,
     ascend_packages,
     disk_shortfalls,
+    malformed_disk_requirements,
     installer_failure_message,
     npu_driver_plan,
     parse_sha256sums,
@@ -172,6 +173,17 @@ def test_parse_sha256sums_malformed_line_names_its_number(bad: str) -> None:
     with pytest.raises(ValueError, match=r"manifest line 4 is not") as info:
         parse_sha256sums(text)
     assert repr(bad[:80]) in str(info.value)
+
+
+# ---------------------------------------------------------------- malformed_disk_requirements
+
+
+def test_malformed_disk_requirements() -> None:
+    good = {"path": "/usr/local", "min_free_gb": 10}
+    bad = [{"path": "usr/local", "min_free_gb": 10}, {"path": "/opt"}, {"path": "/opt", "min_free_gb": 0},
+           {"min_free_gb": 5}, {"path": "/opt", "min_free_gb": "lots"}, "/opt"]
+    assert malformed_disk_requirements([good, {"path": "/opt", "min_free_gb": "2.5"}]) == []
+    assert malformed_disk_requirements([good, *bad]) == bad
 
 
 # ---------------------------------------------------------------- disk_shortfalls
