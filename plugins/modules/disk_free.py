@@ -53,27 +53,7 @@ paths:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-
-
-def nearest_existing(path: str) -> str:
-    current = os.path.abspath(path)
-    while not os.path.isdir(current):
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    return current
-
-
-def measure(path: str) -> dict:
-    where = nearest_existing(path)
-    stats = os.statvfs(where)
-    return {
-        "measured_at": where,
-        "exists": os.path.exists(path),
-        "free_bytes": stats.f_bavail * stats.f_frsize,
-        "total_bytes": stats.f_blocks * stats.f_frsize,
-    }
+from ansible_collections.ascendops.gr00t.plugins.module_utils.disk import measure
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ import pytest
 import modrun
 
 from ansible_collections.ascendops.gr00t.plugins.modules import disk_free
-from ansible_collections.ascendops.gr00t.plugins.modules.disk_free import measure, nearest_existing
+from ansible_collections.ascendops.gr00t.plugins.module_utils.disk import measure, nearest_existing
 
 
 def run_module(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, args: dict) -> dict:

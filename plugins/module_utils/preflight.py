@@ -1,0 +1,41 @@
+# -*- coding: utf-8 -*-
+# Copyright: ascendops.gr00t maintainers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""What the preflight checks read from a node besides npu-smi and the install records: NPU
+functions on PCI, the packages of a dkms build, the install root's owner and mode. Pure
+functions; the preflight_facts module runs the commands."""
+from __future__ import annotations
+
+import os
+import pwd
+import stat
+
+
+def pci_functions(stdout: str) -> int:
+    """How many devices `lspci -D -d <vendor:device>` listed (one per non-empty line)."""
+    return len([line for line in stdout.splitlines() if line.strip()])
+
+
+def dkms_packages(manager: str, kernel: str) -> list[str]:
+    """The packages a dkms build of the driver's modules needs, named for the package manager
+    (dpkg: linux-headers-<kernel>; rpm: kernel-devel-<kernel>)."""
+    headers = "linux-headers-" if manager == "dpkg" else "kernel-devel-"
+    return ["dkms", "gcc", headers + kernel]
+
+
+def dpkg_installed(rc: int, stdout: str) -> bool:
+    """Whether `dpkg-query -W -f='${Status}' <package>` says the package is installed."""
+    return rc == 0 and stdout.strip() == "install ok installed"
+
+
+def owner_and_mode(path: str) -> dict[str, object]:
+    """Whether the path exists, its owner's name and its mode as an octal string (stat's form)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return {"exists": False, "owner": None, "mode": None}
+    try:
+        owner = pwd.getpwuid(info.st_uid).pw_name
+    except KeyError:
+        owner = str(info.st_uid)
+    return {"exists": True, "owner": owner, "mode": "%04o" % stat.S_IMODE(info.st_mode)}
