@@ -92,18 +92,11 @@ env_action:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ascendops.gr00t.plugins.module_utils.commands import run_if_present
 from ansible_collections.ascendops.gr00t.plugins.module_utils.conda_env import (
     conda_version, env_action, miniforge_action, python_version)
 
 VERSION_CODE = "import sys; print('%d.%d' % sys.version_info[:2])"
-
-
-def run(module: AnsibleModule, argv: list[str]) -> tuple[int, str]:
-    """rc and stdout of a command that may be missing (rc 127 then)."""
-    if not os.access(argv[0], os.X_OK):
-        return 127, ""
-    rc, out, dummy = module.run_command(argv)
-    return rc, out
 
 
 def main() -> None:
@@ -121,10 +114,10 @@ def main() -> None:
     if not os.path.isabs(prefix):
         module.fail_json(msg="prefix must be an absolute path, got: {0}".format(prefix))
     env_path = os.path.join(prefix, "envs", params["env_name"])
-    have_conda = conda_version(*run(module, [os.path.join(prefix, "bin", "conda"), "--version"]))
+    have_conda = conda_version(*run_if_present(module, [os.path.join(prefix, "bin", "conda"), "--version"])[:2])
     present = os.path.isdir(os.path.join(env_path, "conda-meta"))
-    have_python = python_version(*run(module, [os.path.join(env_path, "bin", "python"), "-c", VERSION_CODE])) \
-        if present else ""
+    have_python = python_version(*run_if_present(
+        module, [os.path.join(env_path, "bin", "python"), "-c", VERSION_CODE])[:2]) if present else ""
     module.exit_json(
         changed=False, conda_version=have_conda, prefix_exists=os.path.exists(prefix), env_path=env_path,
         env_present=present, python_version=have_python,

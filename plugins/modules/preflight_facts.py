@@ -88,25 +88,18 @@ conda_version:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ascendops.gr00t.plugins.module_utils.commands import run_if_present
 from ansible_collections.ascendops.gr00t.plugins.module_utils.conda_env import conda_version
 from ansible_collections.ascendops.gr00t.plugins.module_utils.disk import measure
 from ansible_collections.ascendops.gr00t.plugins.module_utils.preflight import (
     dkms_packages, dpkg_installed, owner_and_mode, pci_functions)
 
 
-def run(module: AnsibleModule, argv: list[str]) -> tuple[int, str, str]:
-    """rc, stdout and stderr; a command that is not there is rc 127."""
-    binary = module.get_bin_path(argv[0]) if "/" not in argv[0] else argv[0]
-    if not binary or not os.access(binary, os.X_OK):
-        return 127, "", "{0}: command not found".format(argv[0])
-    return module.run_command([binary, *argv[1:]])
-
-
 def dkms_missing(module: AnsibleModule, kernel: str) -> list[str]:
     if module.get_bin_path("dpkg-query"):
         return [pkg for pkg in dkms_packages("dpkg", kernel)
-                if not dpkg_installed(*run(module, ["dpkg-query", "-W", "-f=${Status}", pkg])[:2])]
-    return [pkg for pkg in dkms_packages("rpm", kernel) if run(module, ["rpm", "-q", pkg])[0] != 0]
+                if not dpkg_installed(*run_if_present(module, ["dpkg-query", "-W", "-f=${Status}", pkg])[:2])]
+    return [pkg for pkg in dkms_packages("rpm", kernel) if run_if_present(module, ["rpm", "-q", pkg])[0] != 0]
 
 
 def main() -> None:
@@ -126,8 +119,8 @@ def main() -> None:
     if relative:
         module.fail_json(msg="install_root, conda_prefix and disk_paths must be absolute, got: {0}".format(
             ", ".join(relative)))
-    rc, out, err = run(module, ["lspci", "-D", "-d", params["pci_id"]])
-    conda_rc, conda_out, dummy = run(module, [os.path.join(params["conda_prefix"], "bin", "conda"), "--version"])
+    rc, out, err = run_if_present(module, ["lspci", "-D", "-d", params["pci_id"]])
+    conda_rc, conda_out, dummy = run_if_present(module, [os.path.join(params["conda_prefix"], "bin", "conda"), "--version"])
     module.exit_json(
         changed=False,
         lspci={"rc": rc, "count": pci_functions(out) if rc == 0 else -1, "stderr": err.strip()},
