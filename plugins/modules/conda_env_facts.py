@@ -118,10 +118,11 @@ def main() -> None:
     present = os.path.isdir(os.path.join(env_path, "conda-meta"))
     have_python = python_version(*run_if_present(
         module, [os.path.join(env_path, "bin", "python"), "-c", VERSION_CODE])[:2]) if present else ""
+    prefix_exists = os.path.exists(prefix)
     module.exit_json(
-        changed=False, conda_version=have_conda, prefix_exists=os.path.exists(prefix), env_path=env_path,
+        changed=False, conda_version=have_conda, prefix_exists=prefix_exists, env_path=env_path,
         env_present=present, python_version=have_python,
-        miniforge_action=miniforge_action(have_conda, params["conda_version"], os.path.exists(prefix)),
+        miniforge_action=miniforge_action(have_conda, params["conda_version"], prefix_exists),
         env_action=env_action(present, have_python, params["python_version"]))
 
 
