@@ -146,7 +146,7 @@ def malformed_disk_requirements(requirements: list[Any]) -> list[Any]:
 def disk_shortfalls(requirements: list[dict[str, Any]], measured: dict[str, dict[str, Any]]) -> list[str]:
     """One message per install path with less free space than required.
 
-    `measured` is the `paths` result of the disk_free module.
+    `measured` is the `paths` result of the disk_free module (or preflight_facts' `disk`).
     """
     problems = []
     for req in requirements:
