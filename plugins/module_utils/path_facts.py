@@ -2,11 +2,12 @@
 # Copyright: ascendops.gr00t maintainers
 # Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
 """Read-only looks at a node's files, in one pass: what exists, how many entries a glob
-matches, and the content of small JSON and text files. One module run instead of a stat, find or
+matches, the content of small JSON and text files and the sha256 of staged files. One module run instead of a stat, find or
 slurp task per path keeps a converged rerun cheap on the controller."""
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
 from typing import Any
@@ -44,12 +45,27 @@ def read_text(path: str) -> dict[str, Any]:
         return {"content": None, "error": str(exc)}
 
 
+def hash_file(path: str) -> dict[str, Any]:
+    """The file's sha256 (hex) under `sha256`, or None there and why under `error`."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except FileNotFoundError:
+        return {"sha256": None, "error": "missing"}
+    except OSError as exc:
+        return {"sha256": None, "error": str(exc)}
+    return {"sha256": digest.hexdigest(), "error": ""}
+
+
 def look(paths: list[str], globs: list[str], json_files: list[str],
-         text_files: list[str] | None = None) -> dict[str, dict[str, Any]]:
+         text_files: list[str] | None = None, sha256_files: list[str] | None = None) -> dict[str, dict[str, Any]]:
     """Everything asked for, keyed by the path or pattern as given."""
     return {
         "stat": {path: stat_path(path) for path in paths},
         "glob": {pattern: count_glob(pattern) for pattern in globs},
         "json": {path: read_json(path) for path in json_files},
         "text": {path: read_text(path) for path in text_files or []},
+        "sha256": {path: hash_file(path) for path in sha256_files or []},
     }

@@ -11,7 +11,7 @@ short_description: Look at many paths, globs, JSON and text files of a node in o
 version_added: "0.2.0"
 description:
   - Reports for each path whether it exists and is a directory, for each glob how many
-    entries it matches, and for each JSON or text file its content.
+    entries it matches, for each JSON or text file its content, and for each file to hash its sha256.
   - One run replaces a stat, find or slurp task per path, which on a converged rerun is
     what the controller spends its time on.
   - Reads only; never reports a change.
@@ -37,6 +37,12 @@ options:
     default: []
   text_files:
     description: Absolute paths of UTF-8 text files to read whole (records, C(pyproject.toml), lock files).
+    type: list
+    elements: str
+    default: []
+  sha256_files:
+    description:
+      - Absolute paths of files to hash with sha256 (staged artifacts, to compare with their manifest).
     type: list
     elements: str
     default: []
@@ -78,6 +84,11 @@ text:
   returned: always
   type: dict
   sample: {"/opt/gr00t/.gr00t-tarball": {"content": "Isaac-GR00T-49d40d2.tar.gz\n", "error": ""}}
+sha256:
+  description: Per file to hash, its sha256 under C(sha256) (null when unread) and why it was not read under C(error) (C(missing), or the read error).
+  returned: always
+  type: dict
+  sample: {"/var/cache/ascend/mx_driving-26.2.0-cp310-cp310-linux_aarch64.whl": {"sha256": "9f2c...", "error": ""}}
 """
 
 import os
@@ -93,16 +104,17 @@ def main() -> None:
             globs=dict(type="list", elements="str", default=[]),
             json_files=dict(type="list", elements="str", default=[]),
             text_files=dict(type="list", elements="str", default=[]),
+            sha256_files=dict(type="list", elements="str", default=[]),
         ),
         supports_check_mode=True,
     )
     params = module.params
-    relative = [p for key in ("paths", "globs", "json_files", "text_files") for p in params[key] if not os.path.isabs(p)]
+    relative = [p for key in ("paths", "globs", "json_files", "text_files", "sha256_files") for p in params[key] if not os.path.isabs(p)]
     if relative:
-        module.fail_json(msg="paths, globs, json_files and text_files must be absolute, got: {0}".format(
+        module.fail_json(msg="paths, globs, json_files, text_files and sha256_files must be absolute, got: {0}".format(
             ", ".join(relative)))
     module.exit_json(changed=False, **look(params["paths"], params["globs"], params["json_files"],
-                                           params["text_files"]))
+                                           params["text_files"], params["sha256_files"]))
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
 """Tests of the path_facts module and its module_utils."""
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
 import modrun
 
 from ansible_collections.ascendops.gr00t.plugins.module_utils.path_facts import (
-    count_glob, look, read_json, read_text, stat_path)
+    count_glob, hash_file, look, read_json, read_text, stat_path)
 from ansible_collections.ascendops.gr00t.plugins.modules import path_facts
 
 
@@ -57,7 +58,7 @@ def test_look_keys_by_what_was_asked(tmp_path: Path) -> None:
     assert found == {"stat": {str(tmp_path): {"exists": True, "isdir": True}},
                      "glob": {f"{tmp_path}/*": 0},
                      "json": {str(tmp_path / "x.json"): {"value": None, "error": "missing"}},
-                     "text": {}}
+                     "text": {}, "sha256": {}}
 
 
 def test_read_text(tmp_path: Path) -> None:
@@ -78,6 +79,7 @@ def test_module_reports_no_change(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     assert result["glob"] == {f"{tmp_path}/*/": 0}
     assert result["json"] == {}
     assert result["text"] == {}
+    assert result["sha256"] == {}
 
 
 def test_module_reads_text_files(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
@@ -93,3 +95,17 @@ def test_module_refuses_relative_paths(monkeypatch: pytest.MonkeyPatch, capsys: 
     result = modrun.run_module(path_facts.main, monkeypatch, capsys, {"globs": ["data/chunk-*"]})
     assert result["failed"] is True
     assert "data/chunk-*" in result["msg"]
+
+
+def test_hash_file(tmp_path: Path) -> None:
+    (tmp_path / "a.whl").write_bytes(b"wheel")
+    assert hash_file(str(tmp_path / "a.whl")) == {"sha256": hashlib.sha256(b"wheel").hexdigest(), "error": ""}
+    assert hash_file(str(tmp_path / "none")) == {"sha256": None, "error": "missing"}
+    assert hash_file(str(tmp_path))["error"]  # a directory has no content to hash
+
+
+def test_module_hashes_files(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    big = tmp_path / "big.run"
+    big.write_bytes(b"x" * ((1 << 20) * 2 + 5))  # more than one read block
+    result = modrun.run_module(path_facts.main, monkeypatch, capsys, {"sha256_files": [str(big)]})
+    assert result["sha256"][str(big)] == {"sha256": hashlib.sha256(big.read_bytes()).hexdigest(), "error": ""}
