@@ -11,6 +11,8 @@ With --per-stage, each stage's playbook then runs once more on the converged nod
 controller CPU of each stage. Controller CPU is the user+sys time of ansible-playbook and
 every process it waited for (its forks, the ssh clients), read with getrusage.
 
+With --reruns N, each size reruns site.yml N times and the median wall and CPU are reported.
+
 With --snapshot, only one node is provisioned: it is converged, committed to an image, and
 each size starts that many nodes from the image (each with its own name, hostname and host
 key), so only the converged rerun is measured and the controller's work is all that grows
@@ -18,6 +20,7 @@ with the node count. This reaches 8 and more nodes on 2 cores.
 
   .venv/bin/python tests/bench/provision_bench.py --nodes 1 4
   .venv/bin/python tests/bench/provision_bench.py --snapshot --nodes 1 4 8
+  .venv/bin/python tests/bench/provision_bench.py --snapshot --nodes 1 4 8 --reruns 3
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -111,19 +115,20 @@ def started(cluster: Path) -> Iterator[None]:
         subprocess.run([*SIMCTL, "down", str(cluster)], check=True)
 
 
-def converged_rerun(inventory: Path, per_stage: bool) -> tuple[float, float, str, dict[str, float]]:
-    """site.yml on converged nodes (wall, controller CPU, output), then with per_stage the
-    controller CPU of each stage's playbook alone."""
-    rerun, rerun_cpu, output = timed_run(inventory)
+def converged_rerun(inventory: Path, per_stage: bool, reruns: int = 1) -> tuple[float, float, str, dict[str, float]]:
+    """site.yml on converged nodes `reruns` times (the median wall and controller CPU, the last
+    output), then with per_stage the controller CPU of each stage's playbook alone."""
+    runs = [timed_run(inventory) for _ in range(reruns)]
+    rerun, rerun_cpu = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
     stages = {stage: timed_run(inventory, f"playbooks/{stage}.yml")[1] for stage in STAGES} if per_stage else {}
-    return rerun, rerun_cpu, output, stages
+    return rerun, rerun_cpu, runs[-1][2], stages
 
 
-def bench(count: int, per_stage: bool) -> dict[str, object]:
+def bench(count: int, per_stage: bool, reruns: int) -> dict[str, object]:
     cluster, inventory = write_cluster(count)
     with started(cluster):
         first, first_cpu, dummy = timed_run(inventory)
-        rerun = converged_rerun(inventory, per_stage)
+        rerun = converged_rerun(inventory, per_stage, reruns)
     return summary(count, first, first_cpu, *rerun)
 
 
@@ -149,11 +154,12 @@ def snapshot() -> tuple[str, float, float]:
     return SNAPSHOT_IMAGE, first, first_cpu
 
 
-def bench_snapshot(count: int, image: str, first: float, first_cpu: float, per_stage: bool) -> dict[str, object]:
+def bench_snapshot(count: int, image: str, first: float, first_cpu: float, per_stage: bool,
+                   reruns: int) -> dict[str, object]:
     """Converged reruns on `count` nodes started from the snapshot."""
     cluster, inventory = write_cluster(count, image)
     with started(cluster):
-        rerun = converged_rerun(inventory, per_stage)
+        rerun = converged_rerun(inventory, per_stage, reruns)
     return summary(count, first, first_cpu, *rerun)
 
 
@@ -163,6 +169,9 @@ def main() -> int:
     parser.add_argument("--per-stage", action="store_true", help="controller CPU of each stage on a converged rerun")
     parser.add_argument("--snapshot", action="store_true",
                         help="provision one node and start every size from its snapshot (converged reruns only)")
+    parser.add_argument("--reruns", type=int, default=1,
+                        help="converged reruns per size; their median is reported (the first after a start is the "
+                             "slowest: the node containers are cold)")
     parser.add_argument("--profile-tasks", action="store_true",
                         help="also list the slowest tasks (profile_tasks; adds to the controller CPU)")
     args = parser.parse_args()
@@ -171,9 +180,9 @@ def main() -> int:
     subprocess.run([*SIMCTL, "engine"], check=True)
     if args.snapshot:
         image, first, first_cpu = snapshot()
-        rows = [bench_snapshot(n, image, first, first_cpu, args.per_stage) for n in args.nodes]
+        rows = [bench_snapshot(n, image, first, first_cpu, args.per_stage, args.reruns) for n in args.nodes]
     else:
-        rows = [bench(n, args.per_stage) for n in args.nodes]
+        rows = [bench(n, args.per_stage, args.reruns) for n in args.nodes]
     print(f"{'nodes':>5}  {'first run':>10}  {'rerun':>8}  {'rerun/first':>11}  {'rerun changed':>13}"
           f"  {'rerun CPU':>9}  {'CPU/node':>8}  {'ok/node':>7}  {'skipped/node':>12}")
     for row in rows:
