@@ -118,7 +118,7 @@ def started(cluster: Path) -> Iterator[None]:
 def converged_rerun(inventory: Path, per_stage: bool, reruns: int = 1) -> tuple[float, float, str, dict[str, float]]:
     """site.yml on converged nodes `reruns` times (the median wall and controller CPU, the last
     output), then with per_stage the controller CPU of each stage's playbook alone."""
-    runs = [timed_run(inventory) for _ in range(reruns)]
+    runs = [timed_run(inventory) for dummy in range(reruns)]
     rerun, rerun_cpu = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
     stages = {stage: timed_run(inventory, f"playbooks/{stage}.yml")[1] for stage in STAGES} if per_stage else {}
     return rerun, rerun_cpu, runs[-1][2], stages
