@@ -2,8 +2,9 @@
 # Copyright: ascendops.gr00t maintainers
 # Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
 """Read-only looks at a node's files, in one pass: what exists, how many entries a glob
-matches, the content of small JSON and text files and the sha256 of staged files. One module run instead of a stat, find or
-slurp task per path keeps a converged rerun cheap on the controller."""
+matches, the content of small JSON and text files and the sha256 of staged files. One module
+run instead of a stat, find or slurp task per path keeps a converged rerun cheap on the
+controller."""
 from __future__ import annotations
 
 import glob
