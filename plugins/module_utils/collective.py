@@ -187,7 +187,7 @@ def marked_pids(token: str, proc_root: str = "/proc") -> list[int]:
 
 def culprits(results: dict[str, dict], addrs: dict[str, str]) -> list[str]:
     """The nodes to blame when the check failed: those that did not join while others did;
-    else those whose address the other nodes' errors name; else those that failed on their
+    else those whose address the most other nodes' errors name; else those that failed on their
     own while the others waited; else every failed node."""
     failed = [h for h, r in results.items() if not r.get("ok")]
     if not failed:
@@ -197,17 +197,20 @@ def culprits(results: dict[str, dict], addrs: dict[str, str]) -> list[str]:
         missing = [h for h in results if h not in joined]
         if missing:
             return missing
-    named = []
+    # A closed node's own ranks may name a peer that dropped them in turn, so the node the
+    # most others name is the one to blame; a tie (two nodes naming each other) blames both.
+    named_by: dict[str, int] = {}
     for host, addr in addrs.items():
         if not addr or host not in results:
             continue
         pattern = re.compile(r"(?<![\d.])" + re.escape(addr) + r"(?![\d])")
-        text = [e for other, r in results.items() if other != host
-                for e in r.get("errors", []) + r.get("output_tail", [])]
-        if any(pattern.search(t) for t in text):
-            named.append(host)
-    if named:
-        return named
+        namers = [other for other, r in results.items() if other != host
+                  and any(pattern.search(t) for t in r.get("errors", []) + r.get("output_tail", []))]
+        if namers:
+            named_by[host] = len(namers)
+    if named_by:
+        most = max(named_by.values())
+        return [h for h, n in named_by.items() if n == most]
     alone = [h for h in failed if not results[h].get("timed_out")]
     if alone and len(alone) < len(failed):
         return alone

@@ -125,6 +125,17 @@ def test_culprits_are_the_nodes_the_errors_name() -> None:
     assert culprits(results, addrs) == ["n3"]
 
 
+def test_culprits_are_the_nodes_most_others_name() -> None:
+    # The closed node (n3) names n2, which dropped it; n1 and n2 both name n3.
+    to_n3 = ["RuntimeError: Gloo connectFullMesh failed with [pair.cc:534] Connection closed by peer [10.0.0.3]:7325"]
+    results = {"n1": failed_run("a", errors=to_n3), "n2": failed_run("b", errors=to_n3),
+               "n3": failed_run("c", errors=["Connection reset by peer [10.0.0.2]:29368"])}
+    addrs = {"n1": "10.0.0.1", "n2": "10.0.0.2", "n3": "10.0.0.3"}
+    assert culprits(results, addrs) == ["n3"]
+    pair = {"n1": failed_run("a", errors=["peer [10.0.0.2]:1"]), "n2": failed_run("b", errors=["peer [10.0.0.1]:2"])}
+    assert culprits(pair, {"n1": "10.0.0.1", "n2": "10.0.0.2"}) == ["n1", "n2"]
+
+
 def test_culprits_are_the_nodes_that_failed_alone_while_the_others_waited() -> None:
     results = {"n1": failed_run("a", timed_out=True), "n2": failed_run("b", timed_out=True), "n3": failed_run("c")}
     assert culprits(results, {}) == ["n3"]
