@@ -174,70 +174,8 @@ ansible_facts:
               sample: OK
 """
 
-from typing import Callable
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ascendops.gr00t.plugins.module_utils.npu_smi import (
-    NpuSmiParseError,
-    board_summary,
-    error_hint,
-    find_error_code,
-    parse_board,
-    parse_info,
-)
-
-NPU_SMI_DIRS = ["/usr/local/sbin", "/usr/local/bin", "/usr/local/Ascend/driver/tools"]
-BOARD_KEYS = ("software_version", "firmware_version", "compatibility")
-HEAD_LINES = 10
-
-
-def first_lines(text: str, count: int = HEAD_LINES) -> str:
-    return "\n".join(text.splitlines()[:count])
-
-
-class NpuSmiFailure(Exception):
-    """npu-smi is missing, failed or printed something that is not its usual output."""
-
-    def __init__(self, msg: str, present: bool = True, **details: object) -> None:
-        super().__init__(msg)
-        self.msg = msg
-        self.present = present
-        self.details = details
-
-
-def run_npu_smi(module: AnsibleModule, binary: str, args: list[str]) -> str:
-    """stdout of `npu-smi <args>`; raises with a hint when the tool fails."""
-    rc, stdout, stderr = module.run_command([binary] + args)
-    if rc != 0:
-        raise NpuSmiFailure(error_hint(rc, stdout, stderr), rc=rc, stdout=stdout, stderr=stderr)
-    return stdout
-
-
-def parsed(parser: Callable[[str], dict], stdout: str, command: str) -> dict:
-    """The parser's result; raises with the tool's message or the parse error."""
-    try:
-        return parser(stdout)
-    except NpuSmiParseError as exc:
-        if find_error_code(stdout) is not None:
-            raise NpuSmiFailure(error_hint(0, stdout, ""), rc=0, stdout=stdout)
-        raise NpuSmiFailure("cannot parse the output of `{0}`: {1}. First lines:\n{2}".format(
-            command, exc, first_lines(stdout)), stdout=stdout)
-
-
-def gather(module: AnsibleModule, name: str, board: bool) -> dict:
-    binary = module.get_bin_path(name, opt_dirs=NPU_SMI_DIRS)
-    if binary is None:
-        raise NpuSmiFailure("{0} not found: the NPU driver is not installed or not on PATH "
-                            "(install the Ascend driver, or set the npu_smi parameter to the "
-                            "binary's path).".format(name), present=False)
-    facts = parsed(parse_info, run_npu_smi(module, binary, ["info"]), "npu-smi info")
-    if board:
-        for device in facts["devices"]:
-            args = ["info", "-t", "board", "-i", str(device["id"])]
-            info = parsed(parse_board, run_npu_smi(module, binary, args), "npu-smi " + " ".join(args))
-            summary = board_summary(info)
-            device.update((key, summary[key]) for key in BOARD_KEYS)
-    return facts
+from ansible_collections.ascendops.gr00t.plugins.module_utils.npu_gather import npu_facts
 
 
 def main() -> None:
@@ -249,14 +187,7 @@ def main() -> None:
         ),
         supports_check_mode=True,
     )
-    try:
-        facts = gather(module, module.params["npu_smi"], module.params["board"])
-    except NpuSmiFailure as exc:
-        if module.params["required"]:
-            module.fail_json(msg=exc.msg, **exc.details)
-        facts = dict(count=0, npu_smi_version=None, devices=[], present=exc.present, error=exc.msg)
-    else:
-        facts.update(present=True, error=None)
+    facts = npu_facts(module, module.params["npu_smi"], module.params["board"], module.params["required"])
     module.exit_json(changed=False, ansible_facts={"npu": facts})
 
 

@@ -14,6 +14,9 @@ description:
     the driver's modules that are not installed (dpkg, or rpm where there is no dpkg), reads
     the owner and mode of the Ascend install root, measures free space at the install paths
     (at the nearest existing directory) and asks the Miniforge prefix's conda for its version.
+  - Also sets the facts of M(ascendops.gr00t.npu_facts) (with O(ascendops.gr00t.npu_facts#module:required=false))
+    and of M(ascendops.gr00t.ascend_install_facts) for O(install_root), so the preflight reads a node with
+    one module run.
   - Reads only; never reports a change. A command that is missing or fails is reported, not
     raised, so the preflight report can name every problem at once.
 author:
@@ -40,8 +43,16 @@ options:
     description: The Miniforge prefix whose C(bin/conda) is asked for its version.
     type: path
     required: true
+  npu_smi:
+    description:
+      - Name or path of the npu-smi binary, as for M(ascendops.gr00t.npu_facts).
+      - A missing or failing npu-smi is reported in C(ansible_facts.npu.present) and
+        C(ansible_facts.npu.error) (see RV(ansible_facts)), not raised.
+    type: str
+    default: npu-smi
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
+  - ascendops.gr00t.attributes.facts
 """
 
 EXAMPLES = r"""
@@ -52,6 +63,7 @@ EXAMPLES = r"""
     install_root: /usr/local/Ascend
     disk_paths: [/usr/local/Ascend, /opt]
     conda_prefix: /opt/miniforge3
+    npu_smi: npu-smi
   register: node
 """
 
@@ -83,14 +95,24 @@ conda_version:
   returned: always
   type: str
   sample: 24.3.0
+ansible_facts:
+  description: The C(npu) facts of M(ascendops.gr00t.npu_facts) and the C(ascend) facts of
+    M(ascendops.gr00t.ascend_install_facts); see those modules for their keys.
+  returned: always
+  type: dict
+  sample: {"npu": {"present": false, "count": 0, "devices": [], "npu_smi_version": null,
+                   "error": "npu-smi not found: ..."},
+           "ascend": {"root": "/usr/local/Ascend", "driver_version": null, "toolkit_version": null}}
 """
 
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ascendops.gr00t.plugins.module_utils.ascend_install import install_facts
 from ansible_collections.ascendops.gr00t.plugins.module_utils.commands import run_if_present
 from ansible_collections.ascendops.gr00t.plugins.module_utils.conda_env import conda_version
 from ansible_collections.ascendops.gr00t.plugins.module_utils.disk import measure
+from ansible_collections.ascendops.gr00t.plugins.module_utils.npu_gather import npu_facts
 from ansible_collections.ascendops.gr00t.plugins.module_utils.preflight import (
     dkms_packages, dpkg_installed, owner_and_mode, pci_functions)
 
@@ -110,6 +132,7 @@ def main() -> None:
             install_root=dict(type="path", required=True),
             disk_paths=dict(type="list", elements="path", default=[]),
             conda_prefix=dict(type="path", required=True),
+            npu_smi=dict(type="str", default="npu-smi"),
         ),
         supports_check_mode=True,
     )
@@ -127,7 +150,9 @@ def main() -> None:
         dkms_missing=dkms_missing(module, params["kernel"]),
         install_root=owner_and_mode(params["install_root"]),
         disk={path: measure(path) for path in params["disk_paths"]},
-        conda_version=conda_version(conda_rc, conda_out))
+        conda_version=conda_version(conda_rc, conda_out),
+        ansible_facts={"npu": npu_facts(module, params["npu_smi"], board=False, required=False),
+                       "ascend": install_facts(params["install_root"])})
 
 
 if __name__ == "__main__":

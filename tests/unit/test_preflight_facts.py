@@ -76,6 +76,7 @@ def test_module_reads_a_node(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
     assert result["install_root"]["exists"] is False
     assert result["disk"][str(tmp_path / "Ascend")]["measured_at"] == str(tmp_path)
     assert result["conda_version"] == "24.3.0"
+    assert result["ansible_facts"]["ascend"]["root"] == str(tmp_path / "Ascend")
 
 
 def test_module_reports_missing_tools(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
@@ -86,6 +87,8 @@ def test_module_reports_missing_tools(monkeypatch: pytest.MonkeyPatch, capsys: p
     assert "lspci" in result["lspci"]["stderr"]
     assert result["dkms_missing"] == ["dkms", "kernel-devel-6.1.0-18-arm64"]
     assert result["conda_version"] == ""
+    npu = result["ansible_facts"]["npu"]
+    assert npu["present"] is False and npu["count"] == 0 and "npu-smi not found" in npu["error"]
 
 
 def test_module_refuses_relative_paths(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
