@@ -186,12 +186,19 @@ def marked_pids(token: str, proc_root: str = "/proc") -> list[int]:
 
 
 def culprits(results: dict[str, dict], addrs: dict[str, str]) -> list[str]:
-    """The nodes to blame when the check failed: those that did not join while others did;
-    else those whose address the most other nodes' errors name; else those that failed on their
-    own while the others waited; else every failed node."""
+    """The nodes to blame when the check failed: those none of whose ranks joined while other
+    nodes' ranks did; else those that did not join while others did; else those whose address
+    the most other nodes' errors name; else those that failed on their own while the others
+    waited; else every failed node."""
     failed = [h for h, r in results.items() if not r.get("ok")]
     if not failed:
         return []
+    # A node whose ports are closed never has a rank join, while the others' ranks may join
+    # and then fail on it (each naming whichever peer dropped it first).
+    ranks_joined = {h: sum(s in ("joined", "done") for s in r.get("stages", [])) for h, r in results.items()}
+    none_joined = [h for h, n in ranks_joined.items() if n == 0]
+    if none_joined and len(none_joined) < len(results):
+        return none_joined
     joined = [h for h, r in results.items() if r.get("joined")]
     if joined:
         missing = [h for h in results if h not in joined]

@@ -125,6 +125,17 @@ def test_culprits_are_the_nodes_the_errors_name() -> None:
     assert culprits(results, addrs) == ["n3"]
 
 
+def test_culprits_are_the_nodes_none_of_whose_ranks_joined() -> None:
+    # The closed node (n3): its ranks never join; n2's ranks joined and failed on n1, which
+    # joined with one rank and failed on n3. The errors name n3 and n1 once each.
+    results = {"n1": dict(failed_run("a", errors=["Connection closed by peer [10.0.0.3]:46762"]),
+                          stages=["joined", "started"]),
+               "n2": dict(failed_run("b", joined=True, errors=["Read error [10.0.0.1]:8088: reset by peer"]),
+                          stages=["joined", "joined"]),
+               "n3": dict(failed_run("c", errors=["pair.cc:144] no error"]), stages=["started", "started"])}
+    assert culprits(results, {"n1": "10.0.0.1", "n2": "10.0.0.2", "n3": "10.0.0.3"}) == ["n3"]
+
+
 def test_culprits_are_the_nodes_most_others_name() -> None:
     # The closed node (n3) names n2, which dropped it; n1 and n2 both name n3.
     to_n3 = ["RuntimeError: Gloo connectFullMesh failed with [pair.cc:534] Connection closed by peer [10.0.0.3]:7325"]
