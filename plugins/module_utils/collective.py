@@ -89,6 +89,8 @@ except BaseException as exc:
 '''
 
 STAGES = ("started", "joined", "done")
+# The stages of a rank that joined the process group.
+JOINED = ("joined", "done")
 
 
 def bus_bandwidth_gbps(nbytes: int, seconds: float, world_size: int) -> float:
@@ -154,7 +156,7 @@ def node_result(rc: int | None, timed_out: bool, records: list[dict], nproc: int
         "ok": ok,
         "rc": rc,
         "timed_out": timed_out,
-        "joined": bool(records) and len(records) == nproc and all(s in ("joined", "done") for s in stages),
+        "joined": bool(records) and len(records) == nproc and all(s in JOINED for s in stages),
         "stages": stages,
         "backend": next((r["backend"] for r in records if r.get("backend")), None),
         "world_size": world,
@@ -195,7 +197,7 @@ def culprits(results: dict[str, dict], addrs: dict[str, str]) -> list[str]:
         return []
     # A node whose ports are closed never has a rank join, while the others' ranks may join
     # and then fail on it (each naming whichever peer dropped it first).
-    ranks_joined = {h: sum(s in ("joined", "done") for s in r.get("stages", [])) for h, r in results.items()}
+    ranks_joined = {h: sum(s in JOINED for s in r.get("stages", [])) for h, r in results.items()}
     none_joined = [h for h, n in ranks_joined.items() if n == 0]
     if none_joined and len(none_joined) < len(results):
         return none_joined
