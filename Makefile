@@ -66,9 +66,15 @@ installed: sim
 secrets: sim
 	pytest -q tests/secrets
 
+# Each scenario's output is kept in .sim/logs; a failed one ends with its last failed task, so
+# the end of the output says which check failed and why.
 molecule: sim
-	export SIM_IMAGE="$$($(SIMCTL) tag)"; \
-	for s in $(SCENARIOS); do molecule test -s $$s; done
+	export SIM_IMAGE="$$($(SIMCTL) tag)"; mkdir -p .sim/logs; \
+	for s in $(SCENARIOS); do \
+	  molecule test -s $$s 2>&1 | tee .sim/logs/molecule-$$s.log || { \
+	    echo "=== molecule scenario $$s failed; its last failed task (full log: .sim/logs/molecule-$$s.log):"; \
+	    python tests/harness/playlog.py last-failure .sim/logs/molecule-$$s.log; exit 1; }; \
+	done
 
 # Needs nsenter and iptables on the host (util-linux, and iptables that docker.io brings).
 faults: sim

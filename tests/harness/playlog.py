@@ -1,10 +1,13 @@
 """Read ansible-playbook output (default callback): the PLAY RECAP and per-host results.
 
-Shared by the provisioning benchmark and the fault-injection suite.
+Shared by the provisioning benchmark and the fault-injection suite. Run as a script, it prints the
+last failed task of a saved log (`playlog.py last-failure LOG`): `make molecule` ends a failed
+scenario with it, so the end of the test output says which check failed and why.
 """
 from __future__ import annotations
 
 import re
+import sys
 import textwrap
 
 import yaml
@@ -14,6 +17,8 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # profile_tasks' closing list: "<role> : <task> ------- 12.34s", slowest first.
 PROFILE = re.compile(r"^(\S.*?) -{3,} (\d+\.\d+)s$", re.M)
 TASK = re.compile(r"^TASK \[", re.M)
+# molecule frames each line of ansible-playbook's output: "  │ TASK [...]".
+FRAME = re.compile(r"^ *\u2502 ?", re.M)
 
 
 def recap(output: str) -> dict[str, dict[str, int]]:
@@ -60,3 +65,27 @@ def failure_message(output: str, host: str) -> str:
     if isinstance(data, dict) and "msg" in data:
         return " ".join(str(data["msg"]).split())
     return " ".join(blocks[-1].split())
+
+
+def last_failure(output: str) -> str:
+    """The last task that failed on some host: its banner, every host's failure under it and the
+    recap lines of the hosts that failed. Rescued failures count too (the refusals a test expects);
+    the last one is the one that ended the run when the run failed."""
+    text = FRAME.sub("", ANSI.sub("", output))
+    banners = [m.start() for m in TASK.finditer(text)]
+    for start, end in reversed(list(zip(banners, banners[1:] + [len(text)]))):
+        section = text[start:end]
+        failures = re.findall(r"^(?:fatal|failed): \[.*?\n(?=\S)", section + "\n.", re.M | re.S)
+        if failures:
+            counts = recap(text[start:])
+            failed_hosts = [f"{host}: failed={c['failed']} unreachable={c['unreachable']}"
+                            for host, c in counts.items() if c["failed"] or c["unreachable"]]
+            return "\n".join([section.splitlines()[0], *(block.rstrip() for block in failures), *failed_hosts])
+    return "(no failed task in the log)"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "last-failure":
+        sys.exit("usage: playlog.py last-failure LOG")
+    with open(sys.argv[2], encoding="utf-8", errors="replace") as fh:
+        print(last_failure(fh.read()))

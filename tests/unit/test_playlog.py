@@ -78,3 +78,26 @@ def test_slowest_reads_profile_tasks_in_order() -> None:
         ("ascendops.gr00t.gr00t : GR00T | Work out what pip must install", 3.08),
     ]
     assert playlog.slowest("PLAY RECAP") == []
+
+
+def test_last_failure_names_the_task_and_every_host_that_failed_it() -> None:
+    framed = "\n".join("  \u2502 " + line for line in (
+        "TASK [Verify | Keep the refusal] ***",
+        "ok: [n1]",
+        "TASK [Verify | Assert the failure names the closed node] ***",
+        "fatal: [n1]: FAILED! => ",
+        "    assertion: __check_failure is defined",
+        "    msg: no failure: the check passed",
+        "ok: [n2]",
+        "PLAY RECAP ***",
+        "n1                         : ok=5   changed=0    unreachable=0    failed=1    skipped=0",
+        "n2                         : ok=6   changed=0    unreachable=0    failed=0    skipped=0",
+    ))
+    assert playlog.last_failure(OUTPUT + framed) == "\n".join([
+        "TASK [Verify | Assert the failure names the closed node] ***",
+        "fatal: [n1]: FAILED! => ",
+        "    assertion: __check_failure is defined",
+        "    msg: no failure: the check passed",
+        "n1: failed=1 unreachable=0",
+    ])
+    assert playlog.last_failure("TASK [x] ***\nok: [n1]\n") == "(no failed task in the log)"
