@@ -197,8 +197,7 @@ def culprits(results: dict[str, dict], addrs: dict[str, str]) -> list[str]:
         return []
     # A node whose ports are closed never has a rank join, while the others' ranks may join
     # and then fail on it (each naming whichever peer dropped it first).
-    ranks_joined = {h: sum(s in JOINED for s in r.get("stages", [])) for h, r in results.items()}
-    none_joined = [h for h, n in ranks_joined.items() if n == 0]
+    none_joined = [h for h, r in results.items() if not any(s in JOINED for s in r.get("stages", []))]
     if none_joined and len(none_joined) < len(results):
         return none_joined
     joined = [h for h, r in results.items() if r.get("joined")]

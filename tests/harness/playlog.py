@@ -39,9 +39,11 @@ def slowest(output: str, limit: int = 5) -> list[tuple[str, float]]:
     return sorted(rows, key=lambda row: row[1], reverse=True)[:limit]
 
 
-def _blocks(output: str, host: str, status: str) -> list[str]:
+def _blocks(output: str, host: str | None, status: str) -> list[str]:
+    """The result blocks of `host` (of any host when None) with one of the statuses."""
     text = ANSI.sub("", output) + "\n."
-    return re.findall(rf"^(?:{status}): \[{re.escape(host)}\].*?\n(?=\S)", text, re.M | re.S)
+    name = re.escape(host) if host is not None else r"[^\]]+"
+    return re.findall(rf"^(?:{status}): \[{name}\].*?\n(?=\S)", text, re.M | re.S)
 
 
 def results(output: str, host: str, status: str = r"\w+") -> list[str]:
@@ -75,7 +77,7 @@ def last_failure(output: str) -> str:
     banners = [m.start() for m in TASK.finditer(text)]
     for start, end in reversed(list(zip(banners, banners[1:] + [len(text)]))):
         section = text[start:end]
-        failures = re.findall(r"^(?:fatal|failed): \[.*?\n(?=\S)", section + "\n.", re.M | re.S)
+        failures = _blocks(section, None, "fatal|failed")
         if failures:
             counts = recap(text[start:])
             failed_hosts = [f"{host}: failed={c['failed']} unreachable={c['unreachable']}"
