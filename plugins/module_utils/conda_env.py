@@ -5,7 +5,10 @@
 would do about them. Pure functions; the conda_env_facts module runs the commands."""
 from __future__ import annotations
 
+import os
 import re
+
+from ansible_collections.ascendops.gr00t.plugins.module_utils.path_facts import hash_file
 
 
 def conda_version(rc: int, stdout: str) -> str:
@@ -38,3 +41,13 @@ def env_action(present: bool, have_python: str, want_python: str) -> str:
     if not present:
         return "create"
     return "none" if have_python == want_python else "recreate"
+
+
+def wheel_hashes(directory: str) -> list[str]:
+    """The sha256 of every *.whl file directly in `directory`; none when it does not exist."""
+    try:
+        names = sorted(os.listdir(directory))
+    except FileNotFoundError:
+        return []
+    paths = [os.path.join(directory, name) for name in names if name.endswith(".whl")]
+    return [digest for digest in (hash_file(path)["sha256"] for path in paths if os.path.isfile(path)) if digest]

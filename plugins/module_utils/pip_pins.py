@@ -27,6 +27,12 @@ _NO_DISTRIBUTION = re.compile(r"No matching distribution found for\s+(?P<req>\S+
 _REQUIREMENT_NAME = re.compile(r"^\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:[\[(<>=!~;@]|$)")
 
 
+# Every pip run in an environment: no version check, no prompt, and the user's ~/.local must
+# neither satisfy nor receive the environment's packages.
+PIP_QUIET = ["--disable-pip-version-check", "--no-input"]
+PIP_ENV = {"PYTHONNOUSERSITE": "1"}
+
+
 class Pin(NamedTuple):
     spec: str
     name: str
@@ -122,6 +128,14 @@ def version_matches(installed: str, wanted: str, wildcard: bool = False) -> bool
 def parse_pip_list(text: str) -> dict[str, str]:
     """`pip list --format json` output as {canonical name: version}."""
     return {canonical_name(entry["name"]): str(entry["version"]) for entry in json.loads(text or "[]")}
+
+
+def pin_plan(specs: list[str], rc: int, pip_list: str) -> list[dict[str, Any]] | None:
+    """The pins `pip list` (its rc and output) does not satisfy; None when a requirement is not a
+    pin (pip's resolver decides those) or pip did not answer (pip_pins says why)."""
+    if rc != 0 or not all(map(is_pin, specs)):
+        return None
+    return pending_pins(specs, parse_pip_list(pip_list))
 
 
 def pending_pins(specs: list[str], installed: dict[str, str]) -> list[dict[str, Any]]:

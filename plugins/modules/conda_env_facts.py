@@ -35,6 +35,17 @@ options:
     description: The C(major.minor) Python the env should have.
     type: str
     required: true
+  pins:
+    description:
+      - Pins (C(name==version)) to compare with the env's C(pip list) when the env's python runs,
+        as the pip_pins module would; the result is RV(pin_plan).
+    type: list
+    elements: str
+    default: []
+  wheelhouse:
+    description: A directory whose C(*.whl) files are hashed (RV(wheelhouse_sha256)); empty for none.
+    type: path
+    default: ""
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
 """
@@ -87,6 +98,20 @@ env_action:
   description: V(none), V(create) or V(recreate) (the env has another Python, or its python does not run).
   returned: always
   type: str
+pin_plan:
+  description:
+    - The pins of O(pins) the env does not satisfy, each with C(spec), C(name), C(have) and C(want);
+      null when not compared (no pins, the env's python or pip did not answer, or a requirement is
+      not a pin), which leaves the comparison to the pip_pins module.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"spec": "torch==2.7.1", "name": "torch", "have": "2.6.0", "want": "2.7.1"}]
+wheelhouse_sha256:
+  description: The sha256 of each C(*.whl) file in O(wheelhouse).
+  returned: always
+  type: list
+  elements: str
 """
 
 import os
@@ -94,7 +119,8 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascendops.gr00t.plugins.module_utils.commands import run_if_present
 from ansible_collections.ascendops.gr00t.plugins.module_utils.conda_env import (
-    conda_version, env_action, miniforge_action, python_version)
+    conda_version, env_action, miniforge_action, python_version, wheel_hashes)
+from ansible_collections.ascendops.gr00t.plugins.module_utils.pip_pins import PIP_ENV, PIP_QUIET, pin_plan
 
 VERSION_CODE = "import sys; print('%d.%d' % sys.version_info[:2])"
 
@@ -106,6 +132,8 @@ def main() -> None:
             env_name=dict(type="str", required=True),
             conda_version=dict(type="str", required=True),
             python_version=dict(type="str", required=True),
+            pins=dict(type="list", elements="str", default=[]),
+            wheelhouse=dict(type="path", default=""),
         ),
         supports_check_mode=True,
     )
@@ -119,11 +147,17 @@ def main() -> None:
     have_python = python_version(*run_if_present(
         module, [os.path.join(env_path, "bin", "python"), "-c", VERSION_CODE])[:2]) if present else ""
     prefix_exists = os.path.exists(prefix)
+    plan = None
+    if have_python and params["pins"]:
+        rc, out, dummy = module.run_command([os.path.join(env_path, "bin", "python"), "-m", "pip", "list",
+                                             "--format", "json", *PIP_QUIET], environ_update=PIP_ENV)
+        plan = pin_plan(params["pins"], rc, out)
     module.exit_json(
         changed=False, conda_version=have_conda, prefix_exists=prefix_exists, env_path=env_path,
         env_present=present, python_version=have_python,
         miniforge_action=miniforge_action(have_conda, params["conda_version"], prefix_exists),
-        env_action=env_action(present, have_python, params["python_version"]))
+        env_action=env_action(present, have_python, params["python_version"]), pin_plan=plan,
+        wheelhouse_sha256=wheel_hashes(params["wheelhouse"]) if params["wheelhouse"] else [])
 
 
 if __name__ == "__main__":

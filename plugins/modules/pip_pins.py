@@ -179,6 +179,8 @@ from typing import Any, NoReturn
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascendops.gr00t.plugins.module_utils.pip_pins import (
+    PIP_ENV,
+    PIP_QUIET,
     canonical_name,
     editable_points_at,
     is_pin,
@@ -199,9 +201,6 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.wheel_archive impo
     parse_wheel_filename,
 )
 
-PIP_QUIET = ["--disable-pip-version-check", "--no-input"]
-# The user's ~/.local must neither satisfy nor receive the environment's packages.
-PIP_ENV = {"PYTHONNOUSERSITE": "1"}
 # Run by the environment's interpreter: its distributions, not those of the module's Python.
 # `editable` prints every direct_url.json; `origin NAME` where the package NAME is found (its
 # spec, without importing it); `dist NAME` prints sys.prefix and each installed distribution of
