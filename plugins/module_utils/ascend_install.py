@@ -128,3 +128,19 @@ def install_facts(root: str) -> Dict[str, object]:
         "partial_installs": partial_trees(root),
         "nnal_partial": nnal_partial(root),
     }
+
+
+# What a login shell sees of CANN: the variables its profile snippet sets, printed by bash -lc.
+LOGIN_VARIABLES = ("ASCEND_HOME_PATH", "ATB_HOME_PATH")
+LOGIN_SCRIPT = "".join('printf "{0}=%s\\n" "${{{0}:-}}";'.format(name) for name in LOGIN_VARIABLES)
+
+
+def login_env(rc: int, stdout: str) -> Dict[str, object]:
+    """The login shell's variables, and the toolkit version the install record under its
+    ASCEND_HOME_PATH gives (the one a job started from that shell loads)."""
+    found = dict(line.split("=", 1) for line in stdout.splitlines() if "=" in line)
+    env: Dict[str, object] = {name: found.get(name, "") for name in LOGIN_VARIABLES}
+    home = str(env["ASCEND_HOME_PATH"])
+    records = sorted(glob.glob(os.path.join(home, "*-linux", "ascend_toolkit_install.info"))) if home else []
+    env.update(rc=rc, toolkit_version=first_version(records) or "")
+    return env

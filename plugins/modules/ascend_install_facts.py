@@ -25,6 +25,12 @@ options:
     description: The Ascend install root.
     type: path
     default: /usr/local/Ascend
+  login_shell:
+    description:
+      - Also start C(bash -lc) and report the CANN variables it sees (RV(login_env)), the way an
+        operator's shell or a training job sees them through C(/etc/profile.d).
+    type: bool
+    default: false
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
   - ascendops.gr00t.attributes.facts
@@ -40,6 +46,14 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+login_env:
+  description:
+    - With O(login_shell), what a login shell sees, C(ASCEND_HOME_PATH) and C(ATB_HOME_PATH) (empty
+      when unset), the version in the toolkit install record under that C(ASCEND_HOME_PATH)
+      (C(toolkit_version), empty when none) and the shell's exit code (C(rc)).
+  returned: when O(login_shell) is true
+  type: dict
+  sample: {"ASCEND_HOME_PATH": "/usr/local/Ascend/cann-9.0.0", "ATB_HOME_PATH": "/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1", "toolkit_version": "9.0.0", "rc": 0}
 ansible_facts:
   description: Facts added to the host.
   returned: always
@@ -63,16 +77,24 @@ ansible_facts:
         nnal_partial: []
 """
 
+from typing import Dict
+
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ascendops.gr00t.plugins.module_utils.ascend_install import install_facts
+from ansible_collections.ascendops.gr00t.plugins.module_utils.ascend_install import (
+    LOGIN_SCRIPT, install_facts, login_env)
 
 
 def main() -> None:
     module = AnsibleModule(
-        argument_spec=dict(root=dict(type="path", default="/usr/local/Ascend")),
+        argument_spec=dict(root=dict(type="path", default="/usr/local/Ascend"),
+                           login_shell=dict(type="bool", default=False)),
         supports_check_mode=True,
     )
-    module.exit_json(changed=False, ansible_facts={"ascend": install_facts(module.params["root"])})
+    result: Dict[str, object] = {"ansible_facts": {"ascend": install_facts(module.params["root"])}}
+    if module.params["login_shell"]:
+        rc, out, dummy = module.run_command(["bash", "-lc", LOGIN_SCRIPT])
+        result["login_env"] = login_env(rc, out)
+    module.exit_json(changed=False, **result)
 
 
 if __name__ == "__main__":

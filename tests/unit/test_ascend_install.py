@@ -15,7 +15,7 @@ import pytest
 import modrun
 
 from ansible_collections.ascendops.gr00t.plugins.module_utils import ascend_install
-from ansible_collections.ascendops.gr00t.plugins.module_utils.ascend_install import install_facts
+from ansible_collections.ascendops.gr00t.plugins.module_utils.ascend_install import LOGIN_SCRIPT, install_facts, login_env
 from ansible_collections.ascendops.gr00t.plugins.modules import ascend_install_facts
 
 GENERATOR = Path(__file__).resolve().parents[2] / "tests" / "sim" / "make_artifacts.py"
@@ -340,3 +340,29 @@ def test_module_check_mode_on_missing_root(monkeypatch, capsys, tmp_path: Path) 
     assert result["changed"] is False
     assert result["ansible_facts"]["ascend"]["root"] == root
     assert result["ansible_facts"]["ascend"]["toolkit_version"] is None
+
+
+# ---------------------------------------------------------------- what a login shell sees
+
+
+def test_login_env_reads_the_toolkit_record_under_the_shells_home(tmp_path: Path) -> None:
+    home = tmp_path / "cann-9.0.0"
+    (home / "aarch64-linux").mkdir(parents=True)
+    (home / "aarch64-linux" / "ascend_toolkit_install.info").write_text(
+        "package_name=Ascend-cann-toolkit\nversion=9.0.0\narch=aarch64\n")
+    out = f"ASCEND_HOME_PATH={home}\nATB_HOME_PATH=/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1\n"
+    assert login_env(0, out) == {"ASCEND_HOME_PATH": str(home),
+                                 "ATB_HOME_PATH": "/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1",
+                                 "rc": 0, "toolkit_version": "9.0.0"}
+
+
+def test_login_env_without_cann_in_the_profile() -> None:
+    assert login_env(0, "ASCEND_HOME_PATH=\nATB_HOME_PATH=\n") == {
+        "ASCEND_HOME_PATH": "", "ATB_HOME_PATH": "", "rc": 0, "toolkit_version": ""}
+    assert login_env(127, "")["ASCEND_HOME_PATH"] == ""
+
+
+def test_login_script_prints_every_variable_even_when_unset() -> None:
+    res = subprocess.run(["bash", "-c", LOGIN_SCRIPT], capture_output=True, text=True, check=True,
+                         env={"PATH": "/usr/bin:/bin", "ATB_HOME_PATH": "/x"})
+    assert res.stdout == "ASCEND_HOME_PATH=\nATB_HOME_PATH=/x\n"
