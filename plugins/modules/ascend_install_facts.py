@@ -53,7 +53,8 @@ login_env:
       (C(toolkit_version), empty when none) and the shell's exit code (C(rc)).
   returned: when O(login_shell) is true
   type: dict
-  sample: {"ASCEND_HOME_PATH": "/usr/local/Ascend/cann-9.0.0", "ATB_HOME_PATH": "/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1", "toolkit_version": "9.0.0", "rc": 0}
+  sample: {"ASCEND_HOME_PATH": "/usr/local/Ascend/cann-9.0.0", "ATB_HOME_PATH": "/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1",
+           "toolkit_version": "9.0.0", "rc": 0}
 ansible_facts:
   description: Facts added to the host.
   returned: always

@@ -50,6 +50,12 @@ options:
         C(ansible_facts.npu.error) (see RV(ansible_facts)), not raised.
     type: str
     default: npu-smi
+  installer_lock:
+    description:
+      - The lock file the artifact role holds while a vendor installer runs; reported under
+        RV(installer_lock_held). Empty for none.
+    type: path
+    default: ""
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
   - ascendops.gr00t.attributes.facts
@@ -95,6 +101,10 @@ conda_version:
   returned: always
   type: str
   sample: 24.3.0
+installer_lock_held:
+  description: Whether another process holds O(installer_lock) locked (an installer an earlier run left running).
+  returned: always
+  type: bool
 ansible_facts:
   description: The C(npu) facts of M(ascendops.gr00t.npu_facts) and the C(ascend) facts of
     M(ascendops.gr00t.ascend_install_facts); see those modules for their keys.
@@ -114,7 +124,7 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.conda_env import c
 from ansible_collections.ascendops.gr00t.plugins.module_utils.disk import measure
 from ansible_collections.ascendops.gr00t.plugins.module_utils.npu_gather import npu_facts
 from ansible_collections.ascendops.gr00t.plugins.module_utils.preflight import (
-    dkms_packages, dpkg_installed, owner_and_mode, pci_functions)
+    dkms_packages, dpkg_installed, lock_held, owner_and_mode, pci_functions)
 
 
 def dkms_missing(module: AnsibleModule, kernel: str) -> list[str]:
@@ -133,6 +143,7 @@ def main() -> None:
             disk_paths=dict(type="list", elements="path", default=[]),
             conda_prefix=dict(type="path", required=True),
             npu_smi=dict(type="str", default="npu-smi"),
+            installer_lock=dict(type="path", default=""),
         ),
         supports_check_mode=True,
     )
@@ -151,6 +162,7 @@ def main() -> None:
         install_root=owner_and_mode(params["install_root"]),
         disk={path: measure(path) for path in params["disk_paths"]},
         conda_version=conda_version(conda_rc, conda_out),
+        installer_lock_held=lock_held(params["installer_lock"]) if params["installer_lock"] else False,
         ansible_facts={"npu": npu_facts(module, params["npu_smi"], board=False, required=False),
                        "ascend": install_facts(params["install_root"])})
 
