@@ -19,6 +19,8 @@ PROFILE = re.compile(r"^(\S.*?) -{3,} (\d+\.\d+)s$", re.M)
 TASK = re.compile(r"^TASK \[", re.M)
 # molecule frames each line of ansible-playbook's output: "  │ TASK [...]".
 FRAME = re.compile(r"^ *\u2502 ?", re.M)
+# pytest's last line: "===== 1 failed, 33 passed in 150.20s =====".
+PYTEST_TOTALS = re.compile(r"^=+ .*\b(failed|passed|error)")
 
 
 def recap(output: str) -> dict[str, dict[str, int]]:
@@ -83,7 +85,20 @@ def last_failure(output: str) -> str:
             failed_hosts = [f"{host}: failed={c['failed']} unreachable={c['unreachable']}"
                             for host, c in counts.items() if c["failed"] or c["unreachable"]]
             return "\n".join([section.splitlines()[0], *(block.rstrip() for block in failures), *failed_hosts])
-    return "(no failed task in the log)"
+    return pytest_failure(text) or "(no failed task in the log)"
+
+
+def pytest_failure(text: str, most: int = 25) -> str:
+    """A failed verifier (testinfra) instead: the first lines of pytest's error (`E ` lines) and
+    its short summary, which names the test."""
+    errors = [line.rstrip() for line in text.splitlines() if line.startswith("E ")][:most]
+    start = text.rfind("short test summary info")
+    summary: list[str] = []
+    for line in text[start:].splitlines()[1:most] if start >= 0 else []:
+        summary.append(line.rstrip())
+        if PYTEST_TOTALS.match(line):
+            break
+    return "\n".join(errors + summary).strip()
 
 
 if __name__ == "__main__":

@@ -101,3 +101,20 @@ def test_last_failure_names_the_task_and_every_host_that_failed_it() -> None:
         "n1: failed=1 unreachable=0",
     ])
     assert playlog.last_failure("TASK [x] ***\nok: [n1]\n") == "(no failed task in the log)"
+
+
+def test_last_failure_of_a_failed_verifier_shows_pytests_error_and_summary() -> None:
+    framed = "".join("  \u2502 " + line + "\n" for line in [
+        "tests/test_entry_points.py::test_form[site.yml] FAILED [ 29%]",
+        "E       AssertionError: rc=2",
+        "E         Error while evaluating conditional: '__x' is undefined",
+        "=========================== short test summary info ============================",
+        "FAILED tests/test_entry_points.py::test_form[site.yml]",
+        "========================= 1 failed, 5 passed in 80.01s =========================",
+    ])
+    assert playlog.last_failure(framed) == "\n".join([
+        "E       AssertionError: rc=2",
+        "E         Error while evaluating conditional: '__x' is undefined",
+        "FAILED tests/test_entry_points.py::test_form[site.yml]",
+        "========================= 1 failed, 5 passed in 80.01s =========================",
+    ])
