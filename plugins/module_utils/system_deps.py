@@ -46,25 +46,21 @@ def tool_check(run: Runner, argv: list[str]) -> dict:
 
 
 def read_state(run: Runner, manager: str, packages: list[str], pkgconfig_modules: list[str],
-               mirror_file: str, verify: bool) -> dict:
+               mirror_file: str) -> dict:
     if manager == "apt":
-        rc, out, err = run(dpkg_query_argv(packages))
+        rc, out, dummy = run(dpkg_query_argv(packages))
         installed = dpkg_installed(out)
     else:
-        rc, out, err = run(rpm_query_argv(packages))
+        rc, out, dummy = run(rpm_query_argv(packages))
         installed = rpm_installed(out)
     # dpkg-query exits 1 and rpm with the count of names it lacks; both still list the rest.
     # 127 is a node without the tool, which the install step's own error explains better.
-    state = {
+    return {
         "installed": sorted(p for p in packages if p in installed),
         "missing": [p for p in packages if p not in installed],
         "apt_can_dry_run": manager == "apt" and APT_DRY_RUN_PACKAGE in installed,
         "query_rc": rc,
         "mirror_entry_exists": bool(mirror_file) and os.path.exists(mirror_file),
-        "pkgconfig": {"rc": None, "stderr_lines": []},
-        "ffmpeg": {"rc": None, "stderr_lines": []},
+        "pkgconfig": tool_check(run, ["pkg-config", "--exists", "--print-errors", *pkgconfig_modules]),
+        "ffmpeg": tool_check(run, ["ffmpeg", "-version"]),
     }
-    if verify:
-        state["pkgconfig"] = tool_check(run, ["pkg-config", "--exists", "--print-errors", *pkgconfig_modules])
-        state["ffmpeg"] = tool_check(run, ["ffmpeg", "-version"])
-    return state

@@ -40,10 +40,6 @@ options:
     description: The sources entry the role writes; reported under C(mirror_entry_exists).
     type: str
     default: ""
-  verify:
-    description: Run the pkg-config and ffmpeg checks (off before anything could be installed in check mode).
-    type: bool
-    default: true
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
 """
@@ -87,7 +83,7 @@ mirror_entry_exists:
   returned: always
   type: bool
 pkgconfig:
-  description: Exit code (C(rc), null when not run) and the last lines of stderr (C(stderr_lines)) of C(pkg-config --exists).
+  description: Exit code (C(rc), 127 when it is not installed) and the last lines of stderr (C(stderr_lines)) of C(pkg-config --exists).
   returned: always
   type: dict
   sample: {"rc": 0, "stderr_lines": []}
@@ -110,13 +106,12 @@ def main() -> None:
             packages=dict(type="list", elements="str", required=True),
             pkgconfig_modules=dict(type="list", elements="str", default=[]),
             mirror_file=dict(type="str", default=""),
-            verify=dict(type="bool", default=True),
         ),
         supports_check_mode=True,
     )
     params = module.params
     state = read_state(lambda argv: run_if_present(module, argv), params["manager"], params["packages"],
-                       params["pkgconfig_modules"], params["mirror_file"], params["verify"])
+                       params["pkgconfig_modules"], params["mirror_file"])
     module.exit_json(changed=False, **state)
 
 

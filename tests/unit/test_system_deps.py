@@ -40,7 +40,7 @@ def test_apt_node_missing_a_package_and_without_ffmpeg(tmp_path: Path) -> None:
     mirror = tmp_path / "ascendops-mirror.list"
     node = Node({"dpkg-query": (1, DPKG_OUT, "dpkg-query: no packages found matching pkg-config\n"),
                  "pkg-config": (1, "", "Package libavcodec was not found\n")})
-    state = read_state(node, "apt", ["ffmpeg", "libavcodec-dev", "pkg-config"], ["libavcodec"], str(mirror), True)
+    state = read_state(node, "apt", ["ffmpeg", "libavcodec-dev", "pkg-config"], ["libavcodec"], str(mirror))
     assert state["missing"] == ["libavcodec-dev", "pkg-config"]
     assert state["installed"] == ["ffmpeg"]
     assert state["apt_can_dry_run"] is True
@@ -54,23 +54,22 @@ def test_apt_node_missing_a_package_and_without_ffmpeg(tmp_path: Path) -> None:
 def test_converged_dnf_node_with_the_mirror_file_ignored(tmp_path: Path) -> None:
     node = Node({"rpm": (0, "installed gcc\ninstalled make\n", ""), "pkg-config": (0, "", ""),
                  "ffmpeg": (0, "ffmpeg version 5.1\n", "")})
-    state = read_state(node, "dnf", ["gcc", "make"], ["libavcodec"], "", True)
+    state = read_state(node, "dnf", ["gcc", "make"], ["libavcodec"], "")
     assert state["missing"] == [] and state["apt_can_dry_run"] is False
     assert state["mirror_entry_exists"] is False
     assert state["pkgconfig"]["rc"] == 0 and state["ffmpeg"]["rc"] == 0
 
 
-def test_without_verify_the_tools_are_not_run(tmp_path: Path) -> None:
+def test_the_mirror_entry_is_reported_and_every_command_runs_once(tmp_path: Path) -> None:
     (tmp_path / "m.list").write_text("deb http://mirror bookworm main\n")
     node = Node({"dpkg-query": (0, "gcc ii \n", "")})
-    state = read_state(node, "apt", ["gcc"], ["libavcodec"], str(tmp_path / "m.list"), False)
-    assert [argv[0] for argv in node.ran] == ["dpkg-query"]
+    state = read_state(node, "apt", ["gcc"], ["libavcodec"], str(tmp_path / "m.list"))
+    assert [argv[0] for argv in node.ran] == ["dpkg-query", "pkg-config", "ffmpeg"]
     assert state["mirror_entry_exists"] is True
-    assert state["pkgconfig"]["rc"] is None and state["ffmpeg"]["rc"] is None
 
 
 def test_module_on_this_machine_reports_no_change(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     result = modrun.run_module(system_deps_facts.main, monkeypatch, capsys,
-                               {"manager": "apt", "packages": ["surely-not-a-package-xyz"], "verify": False})
+                               {"manager": "apt", "packages": ["surely-not-a-package-xyz"]})
     assert result["changed"] is False
     assert result["missing"] == ["surely-not-a-package-xyz"]
