@@ -176,7 +176,7 @@ def main() -> int:
                         help="also list the slowest tasks (profile_tasks; adds to the controller CPU)")
     args = parser.parse_args()
     if args.profile_tasks:
-        RUN_ENV["ANSIBLE_CALLBACKS_ENABLED"] = "ansible.posix.profile_tasks"
+        RUN_ENV["ANSIBLE_CALLBACKS_ENABLED"] = "ansible.posix.profile_tasks,ascendops.gr00t.preload"
     subprocess.run([*SIMCTL, "engine"], check=True)
     if args.snapshot:
         image, first, first_cpu = snapshot()

@@ -232,7 +232,7 @@ def playbook(name: str, inv: Path, limit: list[str], during: Callable[[], None] 
 def ansible_env() -> dict[str, str]:
     # profile_tasks: the suite reads how long the rerun waited for the earlier installer.
     env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_FORCE_COLOR="0", PY_COLORS="0",
-               ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks")
+               ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks,ascendops.gr00t.preload")
     env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
     return env
 
