@@ -12,8 +12,8 @@ version_added: "0.2.0"
 description:
   - Ansible runs each task on each node in a worker process forked from the controller's main
     process. A filter, test or lookup plugin that the main process has not loaded is loaded
-    again by every worker whose templates use it. For this collection's roles that was most of
-    a second of controller CPU per node on a rerun that changes nothing (docs/benchmark.md).
+    again by every worker whose templates use it. For this collection's roles that was about
+    1.5 s of controller CPU per node on a rerun that changes nothing (docs/benchmark.md).
   - This callback loads this collection's filters and lookup and ansible.builtin's filters and
     tests in the main process when the playbook starts, so every worker inherits them. It prints
     nothing and changes no result.
