@@ -22,7 +22,28 @@ description:
     a worker then no longer walks, and so copies, the whole inherited heap. Measured on a
     rerun that changes nothing, it saves about 13% of the controller CPU at one and four nodes
     (docs/benchmark.md).
+  - Ansible compiles a template's text (Jinja to Python code) every time it renders it, and most
+    templates are rendered in the workers, so a compiled template dies with its worker and the next
+    task or node compiles it again (about 1500 compiles per node on a rerun). With O(compile_cache)
+    on, a template's compiled code is kept for the rest of the run in the run's own temporary
+    directory on the controller (removed when the run ends), under a key made of the template's text,
+    the Jinja settings that shape the code and the Python, Jinja and ansible-core versions; a worker
+    loads it instead of compiling again. Templates loaded from files (the template module) are not
+    kept. This replaces two methods of ansible-core's Jinja environment, which are internal to
+    ansible-core; when they are not found, the cache stays off and the run is as without it.
   - Enable it with C(callbacks_enabled) in C(ansible.cfg); the project's configuration does.
+options:
+  compile_cache:
+    description:
+      - Keep compiled templates for the rest of the run, shared by every worker.
+      - Set it to false if a template renders differently with it than without it.
+    type: bool
+    default: true
+    env:
+      - name: ASCENDOPS_COMPILE_CACHE
+    ini:
+      - section: callback_preload
+        key: compile_cache
 author:
   - ascendops.gr00t maintainers (@ascendops)
 requirements:
@@ -30,7 +51,17 @@ requirements:
 """
 
 import gc
+import hashlib
+import marshal
+import os
+import sys
+import threading
+import types
+import typing as t
 
+import jinja2
+from ansible import constants as C
+from ansible.release import __version__ as ansible_version
 from ansible.plugins.callback import CallbackBase
 from ansible.plugins.loader import filter_loader, lookup_loader, test_loader
 
@@ -53,6 +84,12 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_start(self, playbook: object) -> None:
         for loader, name in PRELOAD:
             loader.get(name)
+        if self.get_option("compile_cache"):
+            environment = _ansible_environment()
+            if environment is not None:
+                cache_dir = os.path.join(C.DEFAULT_LOCAL_TMP, "jinja-code")
+                os.makedirs(cache_dir, mode=0o700, exist_ok=True)
+                install_compile_cache(environment, CompileCache(cache_dir))
 
     def v2_playbook_on_task_start(self, task: object, is_conditional: bool) -> None:
         freeze_heap()
@@ -68,3 +105,107 @@ def freeze_heap() -> None:
     """
     gc.collect()
     gc.freeze()
+
+
+class CompileCache:
+    """Compiled templates by key: this process's own, then files that every worker of the run shares."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.codes: dict[str, types.CodeType] = {}
+
+    def get(self, key: str, compile_code: t.Callable[[], types.CodeType]) -> types.CodeType:
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        code = self.codes.get(digest)
+        if code is not None:
+            return code
+        path = os.path.join(self.directory, digest)
+        try:
+            with open(path, "rb") as handle:
+                code = marshal.load(handle)
+        except (OSError, EOFError, ValueError, TypeError):
+            code = compile_code()
+            # Written under a name of its own, then renamed: a worker reading at the same time
+            # finds either the whole file or none.
+            partial = f"{path}.{os.getpid()}"
+            with open(partial, "wb") as handle:
+                marshal.dump(code, handle)
+            os.replace(partial, path)
+        self.codes[digest] = code
+        return code
+
+
+def compile_key(settings: tuple[object, ...], kind: str, text: str) -> str:
+    """The key of one compiled template: everything its Python code depends on, then its text."""
+    versions = (sys.version, jinja2.__version__, ansible_version)
+    return repr(versions + settings + (kind, text))
+
+
+def environment_settings(environment: jinja2.Environment, escape_backslashes: object) -> tuple[object, ...]:
+    """What of a Jinja environment shapes the code it compiles (the lexer's and the code generator's settings)."""
+    return (
+        type(environment).__qualname__,
+        environment.block_start_string, environment.block_end_string,
+        environment.variable_start_string, environment.variable_end_string,
+        environment.comment_start_string, environment.comment_end_string,
+        environment.line_statement_prefix, environment.line_comment_prefix,
+        environment.trim_blocks, environment.lstrip_blocks, environment.newline_sequence,
+        environment.keep_trailing_newline, environment.optimized, environment.is_async,
+        bool(environment.autoescape), getattr(environment.finalize, "__qualname__", None),
+        tuple(sorted(environment.extensions)), escape_backslashes,
+    )
+
+
+def _ansible_environment() -> type | None:
+    """ansible-core's Jinja environment class, when it has the methods the cache replaces."""
+    try:
+        from ansible._internal._templating import _jinja_bits
+    except ImportError:
+        return None
+    environment = getattr(_jinja_bits, "AnsibleEnvironment", None)
+    context = getattr(_jinja_bits, "_TemplateCompileContext", None)
+    if environment is None or context is None or not hasattr(environment, "_debuggable_template_source"):
+        return None
+    return environment
+
+
+def install_compile_cache(environment: type, cache: CompileCache) -> None:
+    """Replace the environment's compile and compile_expression with ones that go through the cache."""
+    from ansible._internal._templating._jinja_bits import _TemplateCompileContext
+
+    original_compile = environment.compile
+    original_compile_expression = environment.compile_expression
+    # compile_expression parses the expression and compiles the parsed tree: the expression's text,
+    # noted here, is the key of that tree.
+    expression = threading.local()
+
+    def compile_through_cache(self: jinja2.Environment, source: object, name: str | None = None,
+                              filename: str | None = None, raw: bool = False,
+                              defer_init: bool = False) -> object:
+        def compile_code() -> types.CodeType:
+            return original_compile(self, source, name, filename, raw, defer_init)
+
+        if isinstance(source, str):
+            text: str | None = str(source)
+        else:
+            # The noted text belongs to this one tree only, not to any compiled while it compiles.
+            text, expression.text = getattr(expression, "text", None), None
+        if (raw or defer_init or name is not None or filename is not None or text is None
+                or self._debuggable_template_source):
+            return compile_code()
+        context = _TemplateCompileContext.current(optional=True)
+        settings = environment_settings(self, context.escape_backslashes if context else None)
+        kind = "template" if isinstance(source, str) else "expression"
+        return cache.get(compile_key(settings, kind, text), compile_code)
+
+    def compile_expression_through_cache(self: jinja2.Environment, source: str, *args: object,
+                                         **kwargs: object) -> object:
+        outer = getattr(expression, "text", None)
+        expression.text = str(source)
+        try:
+            return original_compile_expression(self, source, *args, **kwargs)
+        finally:
+            expression.text = outer
+
+    environment.compile = compile_through_cache
+    environment.compile_expression = compile_expression_through_cache

@@ -20,7 +20,10 @@ from ansible.plugins.loader import init_plugin_loader
 init_plugin_loader([sys.argv[1]])
 from ansible_collections.ascendops.gr00t.plugins.callback.preload import PRELOAD, CallbackModule
 before = set(sys.modules)
-CallbackModule().v2_playbook_on_start(None)
+from ansible.plugins.loader import callback_loader
+callback = callback_loader.get("ascendops.gr00t.preload")
+callback.set_options()
+callback.v2_playbook_on_start(None)
 print(json.dumps({"loaded": sorted(set(sys.modules) - before),
                   "unresolved": [name for loader, name in PRELOAD if loader.get(name) is None]}))
 """
@@ -70,3 +73,93 @@ def test_task_start_collects_then_freezes_the_heap() -> None:
     assert found["after"] > 0
     # A cycle the main process dropped before the task is collected, not kept for the whole run.
     assert found["cycle_frozen"] is False
+
+
+CACHE_PROBE = """
+import json, sys, tempfile
+from ansible.plugins.loader import init_plugin_loader
+init_plugin_loader([sys.argv[1]])
+from ansible.template import Templar
+from ansible.parsing.dataloader import DataLoader
+from ansible._internal._datatag._tags import TrustedAsTemplate
+from ansible_collections.ascendops.gr00t.plugins.callback import preload
+
+environment = preload._ansible_environment()
+compiled = []
+original = environment.compile
+def counting(self, source, *args, **kwargs):
+    compiled.append(str(source)[:40])
+    return original(self, source, *args, **kwargs)
+environment.compile = counting
+cache = preload.CompileCache(tempfile.mkdtemp())
+preload.install_compile_cache(environment, cache)
+
+def render(variables):
+    templar = Templar(loader=DataLoader(), variables=variables)
+    out = [templar.template(TrustedAsTemplate().tag(text)) for text in
+           ("{{ a }}/{{ b | upper }}", "{{ a ~ '-' ~ b }}", "{% if a == 'x' %}yes{% else %}no{% endif %}")]
+    out.append(templar.evaluate_conditional(TrustedAsTemplate().tag("a == 'x' and b is defined")))
+    try:
+        templar.template(TrustedAsTemplate().tag("{{ a | }}"))
+    except Exception as error:
+        out.append(type(error).__name__)
+    return out
+
+first = render({"a": "x", "b": "y"})
+after_first = len(compiled)
+second = render({"a": "z", "b": "w"})
+after_second = len(compiled)
+# A worker starts with an empty memory and finds the code in the shared directory.
+cache.codes.clear()
+third = render({"a": "x", "b": "y"})
+print(json.dumps({"first": first, "second": second, "third": third, "compiled": [after_first, after_second, len(compiled)]}))
+"""
+
+
+def test_compile_cache_renders_the_same_and_compiles_each_text_once() -> None:
+    res = subprocess.run([sys.executable, "-c", CACHE_PROBE, str(COLLECTIONS_ROOT)],
+                         capture_output=True, text=True, check=True, cwd=REPO)
+    found = json.loads(res.stdout.splitlines()[-1])
+    assert found["first"] == ["x/Y", "x-y", "yes", True, "AnsibleTemplateSyntaxError"]
+    assert found["second"] == ["z/W", "z-w", "no", False, "AnsibleTemplateSyntaxError"]
+    assert found["third"] == found["first"]
+    first, second, third = found["compiled"]
+    assert first > 0
+    # Rendering again, with other values or from the shared files, compiles only the broken template.
+    assert second - first <= 1
+    assert third - second <= 1
+
+
+def test_compile_key_tells_settings_kinds_and_texts_apart() -> None:
+    from ansible_collections.ascendops.gr00t.plugins.callback import preload
+    import jinja2
+
+    env = jinja2.Environment()
+    base = preload.environment_settings(env, None)
+    assert preload.compile_key(base, "template", "{{ a }}") == preload.compile_key(base, "template", "{{ a }}")
+    assert preload.compile_key(base, "template", "{{ a }}") != preload.compile_key(base, "expression", "{{ a }}")
+    assert preload.compile_key(base, "template", "{{ a }}") != preload.compile_key(base, "template", "{{ b }}")
+    assert preload.compile_key(base, "template", "a") != preload.compile_key(
+        preload.environment_settings(env, True), "template", "a")
+    env.trim_blocks = True
+    assert preload.compile_key(base, "template", "a") != preload.compile_key(
+        preload.environment_settings(env, None), "template", "a")
+
+
+def test_compile_cache_recompiles_a_damaged_file(tmp_path: Path) -> None:
+    from ansible_collections.ascendops.gr00t.plugins.callback import preload
+
+    calls = []
+
+    def compile_code():
+        calls.append(1)
+        return compile("x = 1", "<t>", "exec")
+
+    preload.CompileCache(str(tmp_path)).get("k", compile_code)
+    [path] = list(tmp_path.iterdir())
+    path.write_bytes(b"\x00broken")
+    code = preload.CompileCache(str(tmp_path)).get("k", compile_code)
+    assert len(calls) == 2
+    assert code.co_filename == "<t>"
+    assert preload.CompileCache(str(tmp_path)).get("k", compile_code) is not None
+    assert len(calls) == 2
