@@ -17,6 +17,15 @@ def pci_functions(stdout: str) -> int:
     return len([line for line in stdout.splitlines() if line.strip()])
 
 
+def mem_total_mb(meminfo: str) -> int:
+    """MemTotal of /proc/meminfo in MiB, as setup's memtotal_mb counts it; -1 when it is not there."""
+    for line in meminfo.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key == "MemTotal" and value.split():
+            return int(value.split()[0]) // 1024
+    return -1
+
+
 def dkms_packages(manager: str, kernel: str) -> list[str]:
     """The packages a dkms build of the driver's modules needs, named for the package manager
     (dpkg: linux-headers-<kernel>; rpm: kernel-devel-<kernel>)."""

@@ -13,7 +13,8 @@ description:
   - Counts the NPU functions on PCI (C(lspci -D -d)), lists the packages of a dkms build of
     the driver's modules that are not installed (dpkg, or rpm where there is no dpkg), reads
     the owner and mode of the Ascend install root, measures free space at the install paths
-    (at the nearest existing directory) and asks the Miniforge prefix's conda for its version.
+    (at the nearest existing directory), asks the Miniforge prefix's conda for its version and reads the
+    node's memory (C(/proc/meminfo)).
   - Also sets the facts of M(ascendops.gr00t.npu_facts) (with O(ascendops.gr00t.npu_facts#module:required=false))
     and of M(ascendops.gr00t.ascend_install_facts) for O(install_root), so the preflight reads a node with
     one module run.
@@ -101,6 +102,11 @@ conda_version:
   returned: always
   type: str
   sample: 24.3.0
+mem_total_mb:
+  description: The node's memory in MiB (C(MemTotal) of C(/proc/meminfo)), -1 when it cannot be read.
+  returned: always
+  type: int
+  sample: 1572864
 installer_lock_held:
   description: Whether another process holds O(installer_lock) locked (an installer an earlier run left running).
   returned: always
@@ -124,7 +130,7 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.conda_env import c
 from ansible_collections.ascendops.gr00t.plugins.module_utils.disk import measure
 from ansible_collections.ascendops.gr00t.plugins.module_utils.npu_gather import npu_facts
 from ansible_collections.ascendops.gr00t.plugins.module_utils.preflight import (
-    dkms_packages, dpkg_installed, lock_held, owner_and_mode, pci_functions)
+    dkms_packages, dpkg_installed, lock_held, mem_total_mb, owner_and_mode, pci_functions)
 
 
 def dkms_missing(module: AnsibleModule, kernel: str) -> list[str]:
@@ -132,6 +138,14 @@ def dkms_missing(module: AnsibleModule, kernel: str) -> list[str]:
         return [pkg for pkg in dkms_packages("dpkg", kernel)
                 if not dpkg_installed(*run_if_present(module, ["dpkg-query", "-W", "-f=${Status}", pkg])[:2])]
     return [pkg for pkg in dkms_packages("rpm", kernel) if run_if_present(module, ["rpm", "-q", pkg])[0] != 0]
+
+
+def read_mem_total_mb(path: str = "/proc/meminfo") -> int:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return mem_total_mb(handle.read())
+    except OSError:
+        return -1
 
 
 def main() -> None:
@@ -162,6 +176,7 @@ def main() -> None:
         install_root=owner_and_mode(params["install_root"]),
         disk={path: measure(path) for path in params["disk_paths"]},
         conda_version=conda_version(conda_rc, conda_out),
+        mem_total_mb=read_mem_total_mb(),
         installer_lock_held=lock_held(params["installer_lock"]) if params["installer_lock"] else False,
         ansible_facts={"npu": npu_facts(module, params["npu_smi"], board=False, required=False),
                        "ascend": install_facts(params["install_root"])})

@@ -12,7 +12,7 @@ import pytest
 import modrun
 
 from ansible_collections.ascendops.gr00t.plugins.module_utils.preflight import (
-    dkms_packages, dpkg_installed, lock_held, owner_and_mode, pci_functions)
+    dkms_packages, dpkg_installed, lock_held, mem_total_mb, owner_and_mode, pci_functions)
 from ansible_collections.ascendops.gr00t.plugins.modules import preflight_facts
 
 LSPCI = "0000:c1:00.0 Processing accelerators: Huawei Technologies Co., Ltd. Device d802 (rev 20)\n"
@@ -21,6 +21,12 @@ LSPCI = "0000:c1:00.0 Processing accelerators: Huawei Technologies Co., Ltd. Dev
 def test_pci_functions() -> None:
     assert pci_functions(LSPCI * 8) == 8
     assert pci_functions("\n\n") == 0
+
+
+def test_mem_total_mb() -> None:
+    assert mem_total_mb("MemTotal:       1583215764 kB\nMemFree:  12 kB\n") == 1546109
+    assert mem_total_mb("MemFree:  12 kB\n") == -1
+    assert mem_total_mb("MemTotal:\n") == -1
 
 
 def test_dkms_packages_by_package_manager() -> None:
@@ -79,6 +85,7 @@ def test_module_reads_a_node(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
     assert result["install_root"]["exists"] is False
     assert result["disk"][str(tmp_path / "Ascend")]["measured_at"] == str(tmp_path)
     assert result["conda_version"] == "24.3.0"
+    assert result["mem_total_mb"] > 0
     assert result["ansible_facts"]["ascend"]["root"] == str(tmp_path / "Ascend")
 
 
