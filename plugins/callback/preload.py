@@ -85,11 +85,11 @@ class CallbackModule(CallbackBase):
         for loader, name in PRELOAD:
             loader.get(name)
         if self.get_option("compile_cache"):
-            environment = _ansible_environment()
-            if environment is not None:
+            internals = _ansible_environment()
+            if internals is not None:
                 cache_dir = os.path.join(C.DEFAULT_LOCAL_TMP, "jinja-code")
                 os.makedirs(cache_dir, mode=0o700, exist_ok=True)
-                install_compile_cache(environment, CompileCache(cache_dir))
+                install_compile_cache(*internals, CompileCache(cache_dir))
 
     def v2_playbook_on_task_start(self, task: object, is_conditional: bool) -> None:
         freeze_heap()
@@ -135,10 +135,13 @@ class CompileCache:
         return code
 
 
+# Compiled code is only valid for the Python, Jinja and ansible-core that produced it.
+CODE_VERSIONS = (sys.version, jinja2.__version__, ansible_version)
+
+
 def compile_key(settings: tuple[object, ...], kind: str, text: str) -> str:
     """The key of one compiled template: everything its Python code depends on, then its text."""
-    versions = (sys.version, jinja2.__version__, ansible_version)
-    return repr(versions + settings + (kind, text))
+    return repr(CODE_VERSIONS + settings + (kind, text))
 
 
 def environment_settings(environment: jinja2.Environment, escape_backslashes: object) -> tuple[object, ...]:
@@ -156,8 +159,8 @@ def environment_settings(environment: jinja2.Environment, escape_backslashes: ob
     )
 
 
-def _ansible_environment() -> type | None:
-    """ansible-core's Jinja environment class, when it has the methods the cache replaces."""
+def _ansible_environment() -> tuple[type, type] | None:
+    """ansible-core's Jinja environment class and its compile context, when both are where the cache expects them."""
     try:
         from ansible._internal._templating import _jinja_bits
     except ImportError:
@@ -166,13 +169,11 @@ def _ansible_environment() -> type | None:
     context = getattr(_jinja_bits, "_TemplateCompileContext", None)
     if environment is None or context is None or not hasattr(environment, "_debuggable_template_source"):
         return None
-    return environment
+    return environment, context
 
 
-def install_compile_cache(environment: type, cache: CompileCache) -> None:
+def install_compile_cache(environment: type, compile_context: t.Any, cache: CompileCache) -> None:
     """Replace the environment's compile and compile_expression with ones that go through the cache."""
-    from ansible._internal._templating._jinja_bits import _TemplateCompileContext
-
     original_compile = environment.compile
     original_compile_expression = environment.compile_expression
     # compile_expression parses the expression and compiles the parsed tree: the expression's text,
@@ -186,16 +187,15 @@ def install_compile_cache(environment: type, cache: CompileCache) -> None:
             return original_compile(self, source, name, filename, raw, defer_init)
 
         if isinstance(source, str):
-            text: str | None = str(source)
+            kind, text = "template", str(source)
         else:
             # The noted text belongs to this one tree only, not to any compiled while it compiles.
-            text, expression.text = getattr(expression, "text", None), None
+            kind, text, expression.text = "expression", getattr(expression, "text", None), None
         if (raw or defer_init or name is not None or filename is not None or text is None
                 or self._debuggable_template_source):
             return compile_code()
-        context = _TemplateCompileContext.current(optional=True)
+        context = compile_context.current(optional=True)
         settings = environment_settings(self, context.escape_backslashes if context else None)
-        kind = "template" if isinstance(source, str) else "expression"
         return cache.get(compile_key(settings, kind, text), compile_code)
 
     def compile_expression_through_cache(self: jinja2.Environment, source: str, *args: object,

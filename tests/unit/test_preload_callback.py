@@ -84,7 +84,7 @@ from ansible.parsing.dataloader import DataLoader
 from ansible._internal._datatag._tags import TrustedAsTemplate
 from ansible_collections.ascendops.gr00t.plugins.callback import preload
 
-environment = preload._ansible_environment()
+environment, compile_context = preload._ansible_environment()
 compiled = []
 original = environment.compile
 def counting(self, source, *args, **kwargs):
@@ -92,7 +92,7 @@ def counting(self, source, *args, **kwargs):
     return original(self, source, *args, **kwargs)
 environment.compile = counting
 cache = preload.CompileCache(tempfile.mkdtemp())
-preload.install_compile_cache(environment, cache)
+preload.install_compile_cache(environment, compile_context, cache)
 
 def render(variables):
     templar = Templar(loader=DataLoader(), variables=variables)
