@@ -25,11 +25,10 @@ description:
   - Ansible compiles a template's text (Jinja to Python code) every time it renders it, and most
     templates are rendered in the workers, so a compiled template dies with its worker and the next
     task or node compiles it again (about 1500 compiles per node on a rerun). With O(compile_cache)
-    on, a template's compiled code is kept for the rest of the run in the run's own temporary
-    directory on the controller (removed when the run ends), under a key made of the template's text,
-    the Jinja settings that shape the code and the Python, Jinja and ansible-core versions; a worker
-    loads it instead of compiling again. Templates loaded from files (the template module) are not
-    kept. This replaces two methods of ansible-core's Jinja environment, which are internal to
+    on, a template's compiled code is kept on the controller in O(compile_cache_dir), under a key made
+    of the template's text, the Jinja settings that shape the code and the Python, Jinja and
+    ansible-core versions; a worker, and a later run, loads it instead of compiling again. Templates
+    loaded from files (the template module) are not kept. This replaces two methods of ansible-core's Jinja environment, which are internal to
     ansible-core; when they are not found, the cache stays off and the run is as without it.
   - Enable it with C(callbacks_enabled) in C(ansible.cfg); the project's configuration does.
 options:
@@ -44,6 +43,21 @@ options:
     ini:
       - section: callback_preload
         key: compile_cache
+  compile_cache_dir:
+    description:
+      - Where compiled templates are kept across runs, one subdirectory per Python, Jinja and
+        ansible-core combination; a subdirectory no run has added to for 30 days is removed when a
+        run starts. C(rm -rf) of the directory is always safe.
+      - Code is loaded from it, so it must be a directory of the user running Ansible that no one
+        else can write to; otherwise, and when empty, the run's own temporary directory is used
+        (removed when the run ends).
+    type: str
+    default: ~/.ansible/ascendops/jinja-code
+    env:
+      - name: ASCENDOPS_COMPILE_CACHE_DIR
+    ini:
+      - section: callback_preload
+        key: compile_cache_dir
 author:
   - ascendops.gr00t maintainers (@ascendops)
 requirements:
@@ -54,8 +68,11 @@ import gc
 import hashlib
 import marshal
 import os
+import shutil
+import stat
 import sys
 import threading
+import time
 import types
 import typing as t
 
@@ -87,8 +104,7 @@ class CallbackModule(CallbackBase):
         if self.get_option("compile_cache"):
             internals = _ansible_environment()
             if internals is not None:
-                cache_dir = os.path.join(C.DEFAULT_LOCAL_TMP, "jinja-code")
-                os.makedirs(cache_dir, mode=0o700, exist_ok=True)
+                cache_dir = cache_directory(self.get_option("compile_cache_dir"), C.DEFAULT_LOCAL_TMP, time.time())
                 install_compile_cache(*internals, CompileCache(cache_dir))
 
     def v2_playbook_on_task_start(self, task: object, is_conditional: bool) -> None:
@@ -137,6 +153,47 @@ class CompileCache:
 
 # Compiled code is only valid for the Python, Jinja and ansible-core that produced it.
 CODE_VERSIONS = (sys.version, jinja2.__version__, ansible_version)
+
+
+# One subdirectory of compile_cache_dir per combination of them: the unit of removal.
+CODE_VERSIONS_DIGEST = hashlib.sha256(repr(CODE_VERSIONS).encode()).hexdigest()[:16]
+STALE_SECONDS = 30 * 24 * 3600
+
+
+def cache_directory(base: str, run_tmp: str, now: float) -> str:
+    """The directory for compiled code: base's subdirectory for these versions, else the run's temporary one."""
+    if base:
+        base = os.path.expanduser(base)
+        try:
+            if private_directory(base):
+                prune_stale(base, CODE_VERSIONS_DIGEST, now)
+                directory = os.path.join(base, CODE_VERSIONS_DIGEST)
+                os.makedirs(directory, mode=0o700, exist_ok=True)
+                if private_directory(directory):
+                    return directory
+        except OSError:
+            pass
+    directory = os.path.join(run_tmp, "jinja-code")
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    return directory
+
+
+def private_directory(path: str) -> bool:
+    """Create path (mode 0700) if missing; true when it is a real directory of this user that no one else can write."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    info = os.lstat(path)
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022
+
+
+def prune_stale(base: str, keep: str, now: float) -> None:
+    """Remove the subdirectories of other versions that no run has added code to for STALE_SECONDS."""
+    for entry in os.scandir(base):
+        if entry.name != keep and entry.is_dir(follow_symlinks=False) \
+                and now - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS:
+            try:
+                shutil.rmtree(entry.path)
+            except OSError:
+                continue  # another run removing it too, or a file of someone else's: left as it is
 
 
 def compile_key(settings: tuple[object, ...], kind: str, text: str) -> str:

@@ -163,3 +163,35 @@ def test_compile_cache_recompiles_a_damaged_file(tmp_path: Path) -> None:
     assert code.co_filename == "<t>"
     assert preload.CompileCache(str(tmp_path)).get("k", compile_code) is not None
     assert len(calls) == 2
+
+
+def test_compile_cache_directory_is_kept_per_versions_and_private(tmp_path: Path) -> None:
+    from ansible_collections.ascendops.gr00t.plugins.callback import preload
+
+    base, run_tmp = tmp_path / "cache", tmp_path / "run"
+    kept = preload.cache_directory(str(base), str(run_tmp), 0.0)
+    assert kept == str(base / preload.CODE_VERSIONS_DIGEST)
+    assert (base.stat().st_mode & 0o777) == 0o700
+    # Empty: the run's own directory, removed with the run.
+    assert preload.cache_directory("", str(run_tmp), 0.0) == str(run_tmp / "jinja-code")
+    # Code is loaded from it: a directory others can write to is not used.
+    base.chmod(0o777)
+    assert preload.cache_directory(str(base), str(run_tmp), 0.0) == str(run_tmp / "jinja-code")
+    base.chmod(0o700)
+    link = tmp_path / "link"
+    link.symlink_to(base)
+    assert preload.cache_directory(str(link), str(run_tmp), 0.0) == str(run_tmp / "jinja-code")
+
+
+def test_compile_cache_directory_drops_other_versions_unused_for_30_days(tmp_path: Path) -> None:
+    import os
+
+    from ansible_collections.ascendops.gr00t.plugins.callback import preload
+
+    now = 100 * 24 * 3600.0
+    for name, age_days in (("stale", 31), ("recent", 29), (preload.CODE_VERSIONS_DIGEST, 365)):
+        (tmp_path / name).mkdir(mode=0o700)
+        (tmp_path / name / "code").write_bytes(b"")
+        os.utime(tmp_path / name, (now - age_days * 24 * 3600, now - age_days * 24 * 3600))
+    preload.cache_directory(str(tmp_path), str(tmp_path / "run"), now)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["recent", preload.CODE_VERSIONS_DIGEST])
