@@ -165,33 +165,95 @@ def test_compile_cache_recompiles_a_damaged_file(tmp_path: Path) -> None:
     assert len(calls) == 2
 
 
-def test_compile_cache_directory_is_kept_per_versions_and_private(tmp_path: Path) -> None:
+def test_cache_directory_is_kept_per_versions_and_private(tmp_path: Path) -> None:
     from ansible_collections.ascendops.gr00t.plugins.callback import preload
 
-    base, run_tmp = tmp_path / "cache", tmp_path / "run"
-    kept = preload.cache_directory(str(base), str(run_tmp), 0.0)
-    assert kept == str(base / preload.CODE_VERSIONS_DIGEST)
-    assert (base.stat().st_mode & 0o777) == 0o700
-    # Empty: the run's own directory, removed with the run.
-    assert preload.cache_directory("", str(run_tmp), 0.0) == str(run_tmp / "jinja-code")
-    # Code is loaded from it: a directory others can write to is not used.
-    base.chmod(0o777)
-    assert preload.cache_directory(str(base), str(run_tmp), 0.0) == str(run_tmp / "jinja-code")
-    base.chmod(0o700)
-    link = tmp_path / "link"
-    link.symlink_to(base)
-    assert preload.cache_directory(str(link), str(run_tmp), 0.0) == str(run_tmp / "jinja-code")
+    base = tmp_path / "cache"
+    kept = preload.persistent_directory(str(base), "jinja-code", 0.0)
+    assert kept == str(base / "jinja-code" / preload.CODE_VERSIONS_DIGEST)
+    assert (base / "jinja-code").stat().st_mode & 0o777 == 0o700
+    assert preload.persistent_directory("", "jinja-code", 0.0) is None
+    # Code is loaded from it: a directory others can write to, or a link, is not used.
+    (base / "jinja-code").chmod(0o777)
+    assert preload.persistent_directory(str(base), "jinja-code", 0.0) is None
+    (base / "jinja-code").chmod(0o700)
+    (tmp_path / "link").symlink_to(base / "jinja-code")
+    assert preload.persistent_directory(str(tmp_path), "link", 0.0) is None
 
 
-def test_compile_cache_directory_drops_other_versions_unused_for_30_days(tmp_path: Path) -> None:
+def test_cache_directory_drops_other_versions_unused_for_30_days(tmp_path: Path) -> None:
     import os
 
     from ansible_collections.ascendops.gr00t.plugins.callback import preload
 
     now = 100 * 24 * 3600.0
+    root = tmp_path / "modules"
+    root.mkdir(mode=0o700)
     for name, age_days in (("stale", 31), ("recent", 29), (preload.CODE_VERSIONS_DIGEST, 365)):
-        (tmp_path / name).mkdir(mode=0o700)
-        (tmp_path / name / "code").write_bytes(b"")
-        os.utime(tmp_path / name, (now - age_days * 24 * 3600, now - age_days * 24 * 3600))
-    preload.cache_directory(str(tmp_path), str(tmp_path / "run"), now)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["recent", preload.CODE_VERSIONS_DIGEST])
+        (root / name).mkdir(mode=0o700)
+        (root / name / "code").write_bytes(b"")
+        os.utime(root / name, (now - age_days * 24 * 3600, now - age_days * 24 * 3600))
+    preload.persistent_directory(str(tmp_path), "modules", now)
+    assert sorted(p.name for p in root.iterdir()) == sorted(["recent", preload.CODE_VERSIONS_DIGEST])
+
+
+def write_payload(path: Path, entries: dict[str, bytes]) -> None:
+    """A payload as ansible-core keeps one: a pickled object whose zip_data is the base64 of a zip."""
+    import base64
+    import io
+    import pickle
+    import types
+    import zipfile
+
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for name, content in entries.items():
+            archive.writestr(name, content)
+    path.write_bytes(pickle.dumps(types.SimpleNamespace(zip_data=base64.b64encode(data.getvalue()))))
+
+
+def test_module_payloads_are_kept_and_used_while_their_files_are_unchanged(tmp_path: Path) -> None:
+    from ansible_collections.ascendops.gr00t.plugins.callback import preload
+
+    src, kept, run, later = (tmp_path / name for name in ("src", "kept", "run", "later"))
+    for directory in (src, kept, run, later):
+        directory.mkdir()
+    (src / "util.py").write_bytes(b"X = 1\n")
+
+    def locate(entry: str) -> str | None:
+        return str(src / entry.rsplit("/", 1)[-1]) if entry.startswith("c/") else None
+
+    write_payload(run / "c.mod-ZIP_DEFLATED-none", {"c/__init__.py": b"", "c/util.py": b"X = 1\n"})
+    # An entry that is not its file's bytes (the file changed after the build): not kept.
+    write_payload(run / "c.stale-ZIP_DEFLATED-none", {"c/util.py": b"X = 0\n"})
+    (run / "c.mod-ZIP_DEFLATED-none.lock").write_bytes(b"")
+    preload.keep_payloads(str(run), str(kept), set(), locate)
+    assert sorted(p.name for p in kept.iterdir()) == [
+        "c.mod-ZIP_DEFLATED-none", "c.mod-ZIP_DEFLATED-none" + preload.SOURCES_SUFFIX]
+
+    assert preload.restore_payloads(str(kept), str(later)) == {"c.mod-ZIP_DEFLATED-none"}
+    assert (later / "c.mod-ZIP_DEFLATED-none").read_bytes() == (run / "c.mod-ZIP_DEFLATED-none").read_bytes()
+
+    (later / "c.mod-ZIP_DEFLATED-none").unlink()
+    (src / "util.py").write_bytes(b"X = 2\n")
+    assert preload.restore_payloads(str(kept), str(later)) == set()
+    assert list(later.iterdir()) == []
+    (src / "util.py").write_bytes(b"X = 1\n")
+    assert preload.restore_payloads(str(kept), str(later)) == {"c.mod-ZIP_DEFLATED-none"}
+    # A package __init__.py that appears where Ansible wrote its own is a change too.
+    (later / "c.mod-ZIP_DEFLATED-none").unlink()
+    (src / "__init__.py").write_bytes(b"")
+    assert preload.restore_payloads(str(kept), str(later)) == set()
+
+
+def test_module_payload_entries_map_to_ansible_core_files() -> None:
+    import ansible
+
+    from ansible_collections.ascendops.gr00t.plugins.callback import preload
+
+    basic = preload.locate_source("ansible/module_utils/basic.py")
+    assert basic == str(Path(ansible.__file__).parent / "module_utils" / "basic.py")
+    assert Path(basic).is_file()
+    mine = preload.locate_source("ansible_collections/ascendops/gr00t/plugins/module_utils/preflight.py")
+    assert mine is not None and Path(mine).read_bytes() == (REPO / "plugins/module_utils/preflight.py").read_bytes()
+    assert preload.locate_source("ansible_collections/__init__.py") is None
