@@ -28,12 +28,14 @@ description:
     on, a template's compiled code is kept on the controller in O(cache_dir), under a key made
     of the template's text, the Jinja settings that shape the code and the Python, Jinja and
     ansible-core versions; a worker, and a later run, loads it instead of compiling again. Templates
-    loaded from files (the template module) are not kept.
+    loaded from files (the template module) are not kept. This replaces two methods of ansible-core's
+    Jinja environment, which are internal to ansible-core; when they are not found, the cache stays
+    off and the run is as without it.
   - Ansible builds each module's payload (the module zipped with the module_utils it imports) once per
     run, in the run's temporary directory. With O(module_cache) on, the payloads of a run are kept in
     O(cache_dir) with the sha256 of every file they were built from, and a later run starts with the
-    ones whose files are unchanged. This replaces two methods of ansible-core's Jinja environment, which are internal to
-    ansible-core; when they are not found, the cache stays off and the run is as without it.
+    ones whose files are unchanged. Where ansible-core keeps a run's payloads and how it writes them
+    are internal to it; if either changes, no kept payload is used and Ansible builds them as before.
   - Enable it with C(callbacks_enabled) in C(ansible.cfg); the project's configuration does.
 options:
   compile_cache:
@@ -234,7 +236,20 @@ def file_digest(path: str | None) -> str | None:
         return None
 
 
-def payload_sources(entries: dict[str, bytes], locate: t.Callable[[str], str | None]) -> dict[str, str | None] | None:
+def memoized_digests() -> t.Callable[[str], str | None]:
+    """file_digest that reads each file once: the payloads share most of their module_utils."""
+    digests: dict[str, str | None] = {}
+
+    def digest_of(path: str) -> str | None:
+        if path not in digests:
+            digests[path] = file_digest(path)
+        return digests[path]
+
+    return digest_of
+
+
+def payload_sources(entries: dict[str, bytes], locate: t.Callable[[str], str | None],
+                    digest_of: t.Callable[[str], str | None] = file_digest) -> dict[str, str | None] | None:
     """The files a payload was built from, with their sha256 (None: none there), or None when it was not built from them.
 
     Every entry must be its file's bytes, except a package's __init__.py, which Ansible writes itself.
@@ -247,7 +262,7 @@ def payload_sources(entries: dict[str, bytes], locate: t.Callable[[str], str | N
             if not package_init:
                 return None
             continue
-        digest = file_digest(path)
+        digest = digest_of(path)
         if digest != hashlib.sha256(data).hexdigest() and not package_init:
             return None
         sources[path] = digest
@@ -262,11 +277,12 @@ def sources_unchanged(sources: dict[str, str | None], digest_of: t.Callable[[str
 def keep_payloads(run_cache: str, directory: str, restored: set[str],
                   locate: t.Callable[[str], str | None] = locate_source) -> None:
     """Keep the payloads the run built (not those it started with), each with the sha256 of the files it was built from."""
+    digest_of = memoized_digests()
     for entry in os.scandir(run_cache):
         if not entry.is_file() or entry.name.endswith((".lock", "-part")) or entry.name in restored:
             continue
         entries = payload_entries(entry.path)
-        sources = payload_sources(entries, locate) if entries is not None else None
+        sources = payload_sources(entries, locate, digest_of) if entries is not None else None
         if sources is None:
             continue
         target = os.path.join(directory, entry.name)
@@ -281,14 +297,8 @@ def keep_payloads(run_cache: str, directory: str, restored: set[str],
 
 def restore_payloads(directory: str, run_cache: str) -> set[str]:
     """Put the kept payloads whose files are unchanged where Ansible looks for the run's payloads; their names."""
-    digests: dict[str, str | None] = {}
+    digest_of = memoized_digests()
     restored = set()
-
-    def digest_of(path: str) -> str | None:
-        if path not in digests:
-            digests[path] = file_digest(path)
-        return digests[path]
-
     for entry in os.scandir(directory):
         if not entry.name.endswith(SOURCES_SUFFIX):
             continue
@@ -310,7 +320,7 @@ def restore_payloads(directory: str, run_cache: str) -> set[str]:
 CODE_VERSIONS = (sys.version, jinja2.__version__, ansible_version)
 
 
-# One subdirectory of compile_cache_dir per combination of them: the unit of removal.
+# One subdirectory of cache_dir per combination of them (and per kind): the unit of removal.
 CODE_VERSIONS_DIGEST = hashlib.sha256(repr(CODE_VERSIONS).encode()).hexdigest()[:16]
 STALE_SECONDS = 30 * 24 * 3600
 
