@@ -206,8 +206,13 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def installed_record_problems(site_dir: str, record: str) -> List[str]:
-    """Files an installed distribution's RECORD lists that are missing or changed on disk."""
+def installed_record_problems(site_dir: str, record: Optional[str]) -> List[str]:
+    """Files an installed distribution's RECORD lists that are missing or changed on disk.
+
+    `record` is None when the distribution has no RECORD: nothing it installed can be checked.
+    """
+    if record is None:
+        return ["no RECORD: its installed files cannot be checked"]
     problems = []
     for row in csv.reader(io.StringIO(record)):
         if len(row) != 3 or not row[1]:

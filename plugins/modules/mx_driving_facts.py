@@ -128,10 +128,9 @@ def installed_facts(site: str) -> dict:
     if dist_infos:
         dist = dist_infos[-1]
         facts["version"] = (header_values(read_text(os.path.join(dist, "METADATA")), "Version") or [None])[0]
-        if os.path.isfile(os.path.join(dist, "RECORD")):
-            facts["record_problems"] += installed_record_problems(site, read_text(os.path.join(dist, "RECORD")))
-        else:
-            facts["record_problems"].append("{0} has no RECORD".format(os.path.basename(dist)))
+        record = os.path.join(dist, "RECORD")
+        text = read_text(record) if os.path.isfile(record) else None
+        facts["record_problems"] += installed_record_problems(site, text)
     facts["extensions"] = sorted(os.path.basename(p) for p in glob.glob(os.path.join(site, "mx_driving", "_C*.so")))
     if os.path.isdir(os.path.join(site, "mx_driving", "patcher")):
         package = patcher_from_tree(site)

@@ -21,10 +21,12 @@ description:
     the requirements, so the satisfied ones hold their versions while it resolves.
   - O(editable) is satisfied when an installed distribution's C(direct_url.json) records an
     editable install of that directory; otherwise it runs C(pip install -e).
-  - O(wheel) is satisfied when its project is installed once, at the wheel's version, with
-    every file its RECORD lists unchanged, and the wheel's sha256 is the one recorded for
+  - O(wheel) is satisfied when its project is installed once, at the wheel's version, with a
+    RECORD and every file it lists unchanged, and the wheel's sha256 is the one recorded for
     the last install in C(<env>/.ascendops/<distribution>.sha256); otherwise it runs
-    C(pip install --force-reinstall --no-deps) and records the hash.
+    C(pip install --force-reinstall --no-deps) and records the hash. Over an installed
+    distribution without a RECORD, which pip cannot uninstall, it runs
+    C(pip install --ignore-installed --no-deps) instead.
   - The environment is read with its own interpreter (O(python)), not the one the module runs under.
   - In check mode it reports what would be installed and runs no install.
   - When pip finds no distribution for a requirement (for example a wheel missing from an
@@ -204,7 +206,7 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.wheel_archive impo
 # Run by the environment's interpreter: its distributions, not those of the module's Python.
 # `editable` prints every direct_url.json; `origin NAME` where the package NAME is found (its
 # spec, without importing it); `dist NAME` prints sys.prefix and each installed distribution of
-# NAME with its version, its directory and its RECORD.
+# NAME with its version, its directory and its RECORD (null when it has none).
 QUERY = r"""
 import importlib.metadata as metadata, importlib.util, json, sys
 if sys.argv[1] == "origin":
@@ -221,7 +223,7 @@ elif sys.argv[1] == "editable":
     print(json.dumps(found))
 else:
     print(json.dumps({"prefix": sys.prefix, "found": [
-        {"version": d.version, "site": str(d.locate_file("")), "record": d.read_text("RECORD") or ""}
+        {"version": d.version, "site": str(d.locate_file("")), "record": d.read_text("RECORD")}
         for d in metadata.distributions(name=sys.argv[2])]}))
 """
 
@@ -343,9 +345,18 @@ def converge_editable(module: AnsibleModule, python: str) -> NoReturn:
 def wheel_state(module: AnsibleModule, python: str, dist: str) -> tuple[list[dict[str, Any]], str]:
     """The installed distributions of `dist` (version, RECORD problems) and the env's hash record file."""
     found = query(module, python, "dist", dist)
-    dists = [{"version": d["version"], "record_problems": installed_record_problems(d["site"], d["record"])}
+    dists = [{"version": d["version"], "record_problems": installed_record_problems(d["site"], d["record"]),
+              "has_record": d["record"] is not None}
              for d in found["found"]]
     return dists, os.path.join(found["prefix"], ".ascendops", f"{dist}.sha256")
+
+
+def reinstall_args(dists: list[dict[str, Any]]) -> list[str]:
+    """How pip replaces what is installed: pip cannot uninstall a distribution without a RECORD
+    (uninstall-no-record-file), so over one of those it installs the wheel's files in place."""
+    if any(not d["has_record"] for d in dists):
+        return ["--ignore-installed"]
+    return ["--force-reinstall"]
 
 
 def read_recorded(path: str) -> str:
@@ -394,7 +405,7 @@ def converge_wheel(module: AnsibleModule, python: str) -> NoReturn:
     if not reasons or module.check_mode:
         module.exit_json(changed=bool(reasons), **result)
 
-    install(module, python, ["--force-reinstall", "--no-deps", wheel], result["pending"])
+    install(module, python, reinstall_args(dists) + ["--no-deps", wheel], result["pending"])
     dists, state = wheel_state(module, python, dist)
     left = wheel_reasons(version, dists, sha256, sha256)
     if left:

@@ -234,6 +234,19 @@ def test_wheel_reasons(installed: list, recorded: str, reasons: list) -> None:
     assert wheel_reasons("1.0.1", installed, "aa", recorded) == reasons
 
 
+def test_a_distribution_without_record_is_installed_again(tmp_path: Path) -> None:
+    # pip writes RECORD with every install; without it nothing installed can be checked.
+    problems = installed_record_problems(str(tmp_path), None)
+    assert problems == ["no RECORD: its installed files cannot be checked"]
+    assert wheel_reasons("1.0.1", [{"version": "1.0.1", "record_problems": problems}], "aa", "aa") == problems
+
+
+def test_reinstall_over_a_distribution_pip_cannot_uninstall() -> None:
+    assert pip_pins.reinstall_args([{"has_record": True}]) == ["--force-reinstall"]
+    assert pip_pins.reinstall_args([]) == ["--force-reinstall"]
+    assert pip_pins.reinstall_args([{"has_record": True}, {"has_record": False}]) == ["--ignore-installed"]
+
+
 def test_filters_are_registered() -> None:
     filters = FilterModule().filters()
     assert filters["pip_pin_problems"] is pin_problems
@@ -294,9 +307,13 @@ if args[:3] == ["-m", "pip", "install"]:
         path = args[args.index("-e") + 1]
         data["direct_urls"] = [{"url": "file://" + path, "dir_info": {"editable": True},
                                 "name": data["editable_name"], "version": "0.1"}]
-    if "--force-reinstall" in args:
+    if "--force-reinstall" in args or "--ignore-installed" in args:
         wheel = os.path.basename(args[-1])
         dist, version = wheel.split("-")[:2]
+        # As pip: --force-reinstall uninstalls first, which needs the installed RECORD.
+        if "--force-reinstall" in args and any(d["record"] is None for d in data.get("dists", {}).get(dist, [])):
+            sys.stderr.write("error: uninstall-no-record-file\\n")
+            sys.exit(1)
         data.setdefault("dists", {})[dist] = [{"version": version, "site": data["prefix"], "record": ""}]
     for name, version in resolved.items():
         data["installed"][name] = data.get("installs_as", {}).get(name, version)
@@ -502,13 +519,20 @@ def query(*args: str):
                                      capture_output=True, text=True).stdout)
 
 
-def test_query_reads_a_real_environment() -> None:
+def test_query_reads_a_real_environment(tmp_path: Path) -> None:
     found = query("dist", "PyTest")
     assert found["prefix"] == sys.prefix
     assert [d["version"] for d in found["found"]] == [pytest.__version__]
     assert "pytest/__init__.py" in found["found"][0]["record"]
     assert installed_record_problems(found["found"][0]["site"], found["found"][0]["record"]) == []
     assert query("dist", "no-such-project")["found"] == []
+    # A distribution whose RECORD is gone reads as null, not as an empty RECORD.
+    (tmp_path / "gone-1.0.dist-info").mkdir()
+    (tmp_path / "gone-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: gone\nVersion: 1.0\n")
+    gone = json.loads(subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r}); "
+                                      f"exec(compile({pip_pins.QUERY!r}, 'q', 'exec'))", "dist", "gone"],
+                                     check=True, capture_output=True, text=True).stdout)
+    assert [d["record"] for d in gone["found"]] == [None]
     assert all({"url", "name", "version"} <= set(record) for record in query("editable"))
     assert query("origin", "pytest") == pytest.__file__
     assert query("origin", "no_such_package") is None
@@ -560,6 +584,22 @@ def test_module_reinstalls_a_wheel_whose_files_changed(fake_env, tmp_path, monke
     assert result["changed"] is True
     assert result["pending"][0]["reasons"] == ["mx_driving/_C.so differs from what was installed"]
     assert json.loads(state.read_text())["calls"] == []
+
+
+def test_module_repairs_a_wheel_install_without_record(fake_env, tmp_path, monkeypatch, capsys) -> None:
+    wheel = tmp_path / WHEEL
+    wheel.write_bytes(b"wheel")
+    (tmp_path / "env" / ".ascendops").mkdir(parents=True)
+    (tmp_path / "env" / ".ascendops" / "mx_driving.sha256").write_text(hashlib.sha256(b"wheel").hexdigest() + "\n")
+    python, state = fake_env({}, dists={"mx_driving": [
+        {"version": "1.0.20260421.1", "site": str(tmp_path), "record": None}]})
+    args = {"python": str(python), "wheel": str(wheel), "pip_args": ["--no-index"]}
+    result = run_module(pip_pins.main, monkeypatch, capsys, args)
+    assert result["changed"] is True
+    assert result["pending"][0]["reasons"] == ["no RECORD: its installed files cannot be checked"]
+    assert json.loads(state.read_text())["calls"] == [
+        ["--disable-pip-version-check", "--no-input", "--no-index", "--ignore-installed", "--no-deps", str(wheel)]]
+    assert run_module(pip_pins.main, monkeypatch, capsys, args)["changed"] is False
 
 
 def test_module_wheel_not_there_yet(fake_env, tmp_path, monkeypatch, capsys) -> None:
