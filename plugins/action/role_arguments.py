@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: ascendops.gr00t maintainers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Check the `main` argument spec of several roles of this collection in one task.
+
+Ansible validates a role's `main` spec each time a play enters the role: one task per stage,
+host and run, and only when that stage starts, maybe an hour into a site run. This action
+checks every listed role's spec at once, with each variable's value as the role would see it
+(set for the host or play, else the role's default, templated), so a bad value for a late
+stage stops the run before anything changes.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections import ChainMap
+from collections.abc import Mapping
+from typing import Any
+
+from ansible.errors import AnsibleError
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ascendops.gr00t.plugins.module_utils.redact import mask_credentials
+
+ENTRY_POINT = "main"
+# The validator's messages name the variable in quotes or not ("value of x must be one of").
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def role_inputs(options: Mapping[str, Any], defaults: Mapping[str, Any],
+                task_vars: Mapping[str, Any]) -> dict[str, Any]:
+    """The value of each option where the role runs, not templated yet: a variable set for the
+    host, the play or the run beats the role's default; an option with neither is left out."""
+    return {name: task_vars[name] if name in task_vars else defaults[name]
+            for name in options if name in task_vars or name in defaults}
+
+
+def secret_options(options: Mapping[str, Any]) -> set[str]:
+    """Options whose value must not be shown (no_log in the spec)."""
+    return {name for name, spec in options.items() if isinstance(spec, Mapping) and spec.get("no_log")}
+
+
+def found_values(errors: list[str], values: Mapping[str, Any], hidden: set[str]) -> dict[str, Any]:
+    """The value of every variable an error message names, passwords in URLs masked and no_log
+    options hidden."""
+    named = {name for message in errors for name in _WORD.findall(message) if name in values}
+    return {name: "(hidden: no_log)" if name in hidden else mask_credentials(values[name]) for name in sorted(named)}
+
+
+def failure_message(host: str, problems: Mapping[str, list[str]], found: Mapping[str, Mapping[str, Any]]) -> str:
+    """One message for every role with problems: the validator's words, the values found, the fix."""
+    lines = [f"Settings on {host} that a stage would refuse (checked before any stage changes anything):"]
+    for role, errors in problems.items():
+        lines += [f"  {role}: {error}" for error in errors]
+        lines += [f"  {role}: found {name} = {value!r}" for name, value in found.get(role, {}).items()]
+    lines.append("Fix them where they are set (inventory group_vars/host_vars or -e), as each role's "
+                 "meta/argument_specs.yml and README describe, and run again.")
+    return "\n".join(lines)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def _role_file(self, roles_dir: str, role: str, *parts: str) -> Any:
+        path = os.path.join(roles_dir, role, *parts)
+        if not os.path.isfile(path):
+            raise AnsibleError(f"role_arguments: {path} does not exist (role {role!r} of roles {roles_dir})")
+        return self._loader.load_from_file(path, trusted_as_template=True) or {}
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = super().run(tmp, task_vars)
+        task_vars = task_vars or {}
+        roles = self._task.args.get("roles")
+        if not isinstance(roles, list) or not all(isinstance(role, str) for role in roles):
+            raise AnsibleError(f"role_arguments: roles must be a list of role names, got {roles!r}")
+        roles_dir = self._task.args.get("roles_dir") or os.path.dirname(self._task._role._role_path)
+
+        specs, defaults = {}, {}
+        for role in roles:
+            spec = (self._role_file(roles_dir, role, "meta", "argument_specs.yml").get("argument_specs") or {})
+            specs[role] = (spec.get(ENTRY_POINT) or {}).get("options") or {}
+            defaults[role] = self._role_file(roles_dir, role, "defaults", "main.yml")
+        # A default may name another role's default (or one of its own): all of them are in
+        # scope, below every variable the run sets.
+        templar = self._templar.copy_with_new_env(
+            available_variables=ChainMap(task_vars, *(defaults[role] for role in roles)))
+
+        problems: dict[str, list[str]] = {}
+        found: dict[str, dict[str, Any]] = {}
+        for role in roles:
+            raw = role_inputs(specs[role], defaults[role], task_vars)
+            try:
+                values = templar.template(raw)
+            except AnsibleError as exc:
+                problems[role] = [f"a value could not be templated: {exc.message}"]
+                continue
+            errors = ArgumentSpecValidator(specs[role]).validate(values, validate_role_argument_spec=True).error_messages
+            if errors:
+                problems[role] = list(errors)
+                found[role] = found_values(problems[role], values, secret_options(specs[role]))
+
+        result.update(changed=False, roles=roles)
+        if problems:
+            result.update(failed=True, argument_errors=problems,
+                          msg=failure_message(task_vars.get("inventory_hostname", "this host"), problems, found))
+        else:
+            result["msg"] = f"The settings of {', '.join(roles)} fit their argument specs"
+        return result

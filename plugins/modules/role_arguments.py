@@ -1,0 +1,53 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: ascendops.gr00t maintainers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: role_arguments
+short_description: Check the main argument spec of several roles of this collection at once
+description:
+  - Validates each listed role's C(main) entry point of C(meta/argument_specs.yml) against the
+    values the role would see, on the controller, in one task per host.
+  - A variable set for the host, the play or the run (inventory, C(-e)) beats the role's default;
+    defaults are templated with every listed role's defaults in scope.
+  - Ansible validates a role's C(main) spec only when a play enters the role; this checks every
+    stage of a site run before the first stage changes anything.
+  - An action plugin; it does not connect to the host.
+version_added: "0.2.0"
+author:
+  - ascendops.gr00t maintainers (@ascendops)
+options:
+  roles:
+    description: Names of roles of this collection whose C(main) spec to check.
+    type: list
+    elements: str
+    required: true
+  roles_dir:
+    description: Directory holding the roles; by default the one holding the role this task runs in.
+    type: path
+extends_documentation_fragment:
+  - ascendops.gr00t.attributes
+"""
+
+EXAMPLES = r"""
+- name: Ascend | Check the settings of every stage
+  ascendops.gr00t.role_arguments:
+    roles: [system_deps, cann, python_env, train]
+"""
+
+RETURN = r"""
+roles:
+  description: The roles checked.
+  returned: always
+  type: list
+  elements: str
+  sample: [system_deps, cann]
+argument_errors:
+  description: The validator's messages, per role with problems.
+  returned: failure
+  type: dict
+  sample: {train: ["argument 'train_max_steps' is of type str and we were unable to convert to int"]}
+"""

@@ -1,0 +1,105 @@
+"""role_arguments: every stage's argument spec, checked once, before the first stage."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import ansible_collections.ascendops.gr00t as collection
+import yaml
+
+from ansible_collections.ascendops.gr00t.plugins.action.role_arguments import (
+    failure_message,
+    found_values,
+    role_inputs,
+    secret_options,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+COLLECTIONS_ROOT = Path(collection.__path__[0]).parents[1]
+STAGE_ROLES = yaml.safe_load((REPO / "roles" / "ascend" / "vars" / "main.yml").read_text())["__ascend_stage_roles"]
+
+
+def test_a_variable_set_for_the_run_beats_the_default() -> None:
+    options = {"a": {}, "b": {}, "c": {}}
+    assert role_inputs(options, {"a": 1, "b": "{{ a }}"}, {"b": 5, "other": 0}) == {"a": 1, "b": 5}
+
+
+def test_an_option_without_value_or_default_is_left_to_the_validator() -> None:
+    assert role_inputs({"required_one": {"required": True}}, {}, {}) == {}
+
+
+def test_found_values_name_what_the_messages_name_and_hide_secrets() -> None:
+    errors = ["value of mode must be one of: a, b, got: x",
+              "argument 'token' is of type int and we were unable to convert to str",
+              "argument 'index' is of type dict"]
+    values = {"mode": "x", "token": 3, "index": "https://u:pw@mirror/simple", "other": 1}
+    assert found_values(errors, values, {"token"}) == {
+        "index": "https://u:********@mirror/simple", "mode": "x", "token": "(hidden: no_log)"}
+
+
+def test_secret_options_are_the_no_log_ones() -> None:
+    assert secret_options({"a": {"no_log": True}, "b": {"type": "str"}, "c": {"no_log": False}}) == {"a"}
+
+
+def test_the_message_names_role_value_and_fix() -> None:
+    msg = failure_message("node1", {"train": ["argument 'train_max_steps' is of type str"]},
+                          {"train": {"train_max_steps": "abc"}})
+    assert "node1" in msg and "before any stage changes anything" in msg
+    assert "train: argument 'train_max_steps' is of type str" in msg
+    assert "train: found train_max_steps = 'abc'" in msg
+    assert "group_vars" in msg
+
+
+def test_every_stage_playbook_that_skips_the_check_is_listed() -> None:
+    """A stage imported without Ansible's own check must be checked by the ascend role instead."""
+    skipped = set()
+    for playbook in sorted((REPO / "playbooks").glob("*.yml")):
+        for play in yaml.safe_load(playbook.read_text()) or []:
+            for task in play.get("tasks") or []:
+                role = task.get("ansible.builtin.import_role") or task.get("ansible.builtin.include_role") or {}
+                if role.get("rolespec_validate") is False:
+                    skipped.add(role["name"].rsplit(".", 1)[-1])
+            in_roles = {str(entry.get("role", "")).rsplit(".", 1)[-1] for entry in play.get("roles") or []}
+            assert not in_roles & set(STAGE_ROLES), \
+                f"{playbook.name}: a stage in roles: is checked again by Ansible as it starts; import it as the others"
+    assert skipped == set(STAGE_ROLES)
+    for role in STAGE_ROLES:
+        assert "main" in yaml.safe_load((REPO / "roles" / role / "meta" / "argument_specs.yml").read_text())[
+            "argument_specs"], role
+
+
+def run_check(tmp_path: Path, *extra: str) -> dict:
+    """The action on localhost over the collection's stage roles; its JSON result."""
+    play = tmp_path / "check.yml"
+    play.write_text(yaml.safe_dump([{
+        "hosts": "localhost", "gather_facts": True, "gather_subset": ["min"],
+        "roles": [{"role": "ascendops.gr00t.ascend"}]}]))
+    config = tmp_path / "ansible.cfg"
+    config.write_text("[defaults]\n")
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS_ROOT), ANSIBLE_STDOUT_CALLBACK="json",
+               ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_CONFIG=str(config), ANSIBLE_LOCALHOST_WARNING="0",
+               ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    res = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(play), "-c", "local", *extra],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
+    assert "{" in res.stdout, res.stdout[-2000:] + res.stderr[-2000:]
+    document = json.loads(res.stdout[res.stdout.index("{"):])
+    tasks = document["plays"][0]["tasks"]
+    return next(t["hosts"]["localhost"] for t in tasks if t["task"]["name"].endswith("Check the settings of every stage"))
+
+
+def test_the_stage_defaults_pass(tmp_path: Path) -> None:
+    result = run_check(tmp_path)
+    assert not result.get("failed"), result.get("msg")
+    assert result["roles"] == STAGE_ROLES
+
+
+def test_a_bad_value_for_the_last_stage_stops_the_first(tmp_path: Path) -> None:
+    result = run_check(tmp_path, "-e", "train_max_steps=abc", "-e", "mx_driving_mode=bogus")
+    assert result["failed"]
+    assert set(result["argument_errors"]) == {"train", "mx_driving"}
+    assert re.search(r"train: found train_max_steps = 'abc'", result["msg"])
+    assert "mx_driving: found mx_driving_mode = 'bogus'" in result["msg"]
