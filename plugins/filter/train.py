@@ -10,8 +10,10 @@ from typing import Any
 
 from ansible_collections.ascendops.gr00t.plugins.module_utils.collective import summarize
 from ansible_collections.ascendops.gr00t.plugins.module_utils.train_run import (
+    first_step_wait_goes_on,
     first_step_wait_over,
     group_decision,
+    health_round_seconds,
     health_verdict,
 )
 
@@ -147,6 +149,16 @@ def train_first_step_wait_over(status: dict, rank: Any, poll: Any, settle: Any) 
     return first_step_wait_over(status, int(rank), waited, int(settle))
 
 
+def train_health_round(timeout: Any, settle: Any) -> int:
+    """Seconds of one round of the wait for the first step."""
+    return health_round_seconds(int(timeout), int(settle))
+
+
+def train_first_step_wait_goes_on(statuses: list, waited: Any, timeout: Any) -> bool:
+    """Whether the group waits another round for the first step (statuses master first)."""
+    return first_step_wait_goes_on(plain(list(statuses)), int(waited), int(timeout))
+
+
 def train_health_verdict(hosts: list[str], statuses: list[dict], run_id: str, timeout: Any) -> dict:
     """The group's nodes (master first) and each one's train_status after the wait ->
     {ok, msg, reports}."""
@@ -202,6 +214,8 @@ class FilterModule:
             "train_check_failures": train_check_failures,
             "train_readiness": train_readiness,
             "train_first_step_wait_over": train_first_step_wait_over,
+            "train_health_round": train_health_round,
+            "train_first_step_wait_goes_on": train_first_step_wait_goes_on,
             "train_health_verdict": train_health_verdict,
             "train_cli_problems": train_cli_problems,
         }

@@ -231,6 +231,26 @@ def first_step_wait_over(status: dict, rank: int, waited: int, settle: int) -> b
     return waited >= settle
 
 
+# The wait for the first step goes in rounds (a task file that includes itself), and Ansible
+# nests each include a level deeper: past about a hundred levels its iterator recurses too deep.
+MAX_HEALTH_ROUNDS = 50
+
+
+def health_round_seconds(timeout: int, settle: int) -> int:
+    """Seconds of one round of the wait for the first step: `settle`, or longer when the timeout
+    would need more than MAX_HEALTH_ROUNDS rounds of it."""
+    return max(int(settle), -(-int(timeout) // MAX_HEALTH_ROUNDS), 1)
+
+
+def first_step_wait_goes_on(statuses: list, waited: int, timeout: int) -> bool:
+    """Whether the group waits another round, from every node's status (master first): only while
+    the master runs without a logged step, every other node still runs, and time is left. A node
+    that ended, or whose status is missing (it left the play), ends the wait for all of them."""
+    if not statuses or any(not isinstance(s, dict) or s.get("state") != "running" for s in statuses):
+        return False
+    return int(statuses[0].get("last_step") or 0) < 1 and int(waited) < int(timeout)
+
+
 def first_step_reached(status: dict, master: bool) -> bool:
     """Healthy after the wait: finished, or running with a step logged where steps are logged."""
     if status["state"] == "finished":

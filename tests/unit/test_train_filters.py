@@ -11,7 +11,9 @@ from ansible_collections.ascendops.gr00t.plugins.filter import train
 from ansible_collections.ascendops.gr00t.plugins.filter.train import (
     FilterModule,
     train_check_failures,
+    train_first_step_wait_goes_on,
     train_first_step_wait_over,
+    train_health_round,
     train_health_verdict,
     train_readiness,
     truncate,
@@ -226,6 +228,42 @@ def test_other_node_waits_to_settle(attempts: int, over: bool) -> None:
 def test_other_node_counts_one_poll_without_attempts() -> None:
     assert train_first_step_wait_over(status("running"), 1, 10, 10) is True
     assert train_first_step_wait_over(status("running"), 1, 10, 11) is False
+
+
+# ---------------------------------------------------------------- rounds of the wait
+
+
+@pytest.mark.parametrize("timeout, settle, seconds", [(900, 30, 30), (90, 9, 9), (7200, 30, 144), (10, 0, 1), (5, 60, 60)])
+def test_a_round_is_settle_unless_the_timeout_needs_too_many(timeout: int, settle: int, seconds: int) -> None:
+    assert train_health_round(str(timeout), str(settle)) == seconds
+    assert -(-timeout // seconds) <= 50
+
+
+def test_the_group_waits_while_the_master_has_no_step_and_every_node_runs() -> None:
+    assert train_first_step_wait_goes_on([status("running"), status("running")], "30", "900") is True
+
+
+@pytest.mark.parametrize("statuses", [
+    [status("running", 1), status("running")],                      # the master's first step
+    [status("running"), status("failed", exit_code=-9)],            # a rank died on another node
+    [status("failed"), status("running")],                          # the master's run ended
+    [status("running"), status("finished")],
+    [status("running"), {}],                                        # a node that left the play
+    [],
+], ids=["first step", "other node failed", "master failed", "other node finished", "no result", "no nodes"])
+def test_the_wait_ends_for_every_node(statuses: list) -> None:
+    assert train_first_step_wait_goes_on(statuses, 30, 900) is False
+
+
+def test_the_wait_ends_at_the_timeout() -> None:
+    assert train_first_step_wait_goes_on([status("running")], 870, 900) is True
+    assert train_first_step_wait_goes_on([status("running")], 900, 900) is False
+
+
+def test_new_filters_are_registered() -> None:
+    filters = FilterModule().filters()
+    assert filters["train_health_round"] is train_health_round
+    assert filters["train_first_step_wait_goes_on"] is train_first_step_wait_goes_on
 
 
 # ---------------------------------------------------------------- train_health_verdict
