@@ -17,6 +17,8 @@ export PY_COLORS := 1
 export ANSIBLE_FORCE_COLOR := 1
 # NVIDIA's GR00T release tarball the training tests use; empty: ../shared/upstream/.
 export GR00T_UPSTREAM_TARBALL ?=
+# The training wheels and env, kept across clones (tests/harness/simctl.py).
+export SIM_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ascendops-sim
 
 .PHONY: help venv lint unit sim installed secrets molecule faults test demo demo-down clean distclean
 
@@ -31,7 +33,7 @@ help:
 	@echo "make faults     fault-injection suite: site.yml on five nodes under faults, then reruns"
 	@echo "make demo-down  remove the demo containers"
 	@echo "make clean      remove demo/molecule containers and generated artifacts"
-	@echo "make distclean  clean, plus the venv and the base images"
+	@echo "make distclean  clean, plus the venv, the base images and the training wheels and env ($(SIM_CACHE_DIR))"
 
 # The venv is rebuilt when the requirements change.
 $(VENV)/.installed: requirements.txt requirements-dev.txt
@@ -100,4 +102,4 @@ clean: demo-down
 distclean: clean
 	-docker image ls -q ascendops-sim-node | xargs -r docker image rm -f
 	-docker image ls -q ascendops-bench-snapshot | xargs -r docker image rm -f
-	rm -rf $(VENV) .sim
+	rm -rf $(VENV) .sim "$(SIM_CACHE_DIR)"

@@ -43,6 +43,11 @@ sys.path.insert(0, str(SIM_DIR))
 from make_artifacts import write_if_changed  # noqa: E402  # pylint: disable=wrong-import-position
 STATE_DIR = Path(os.environ.get("SIM_STATE_DIR", REPO / ".sim"))
 GR00T_FIXTURES = STATE_DIR / "gr00t-fixtures"
+# The training wheels and env (about 3 and 6.5 GB, minutes to fetch and build) live outside the
+# checkout, keyed like everything here: a fresh clone on the same machine links to them instead
+# of building them again. `make distclean` removes them.
+CACHE_DIR = Path(os.environ.get("SIM_CACHE_DIR")
+                 or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ascendops-sim")
 # NVIDIA's GR00T release as an operator downloads it: GitHub's archive of one commit.
 UPSTREAM_DIR = REPO.parent / "shared" / "upstream"
 UPSTREAM_NAME = re.compile(r"^Isaac-GR00T-(?P<commit>[0-9a-f]{40})\.tar\.gz$")
@@ -274,6 +279,19 @@ def gr00t_requirements(tarball: Path) -> tuple[list[str], list[str]]:
     return requirements, gr00t_lock_constraints(text["uv.lock"], drop + defaults["gr00t_keep_installed"] + extra)
 
 
+def cache_link(path: Path) -> Path:
+    """`path`; when it is directly under the state directory and not there yet, it is made a
+    link to its namesake in the cache directory (which the link then keeps existing)."""
+    if path.parent.resolve() != STATE_DIR.resolve():
+        return path
+    if not path.is_symlink() and not path.exists():
+        STATE_DIR.mkdir(parents=True, exist_ok=True)
+        path.symlink_to(CACHE_DIR / path.name)
+    if path.is_symlink():
+        path.resolve().mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def clear_dir(path: Path) -> None:
     """Empty a directory but keep it: containers may hold it mounted."""
     path.mkdir(parents=True, exist_ok=True)
@@ -318,7 +336,7 @@ def train_wheels(dest: Path) -> str:
     """
     requirements, constraints, deepspeed = train_requirements()
     key = hashlib.sha256("\n".join(requirements + ["--"] + constraints).encode()).hexdigest()[:16]
-    marker = dest / ".key"
+    marker = cache_link(dest) / ".key"
     if is_current(marker, key):
         return key
     log(f"downloading the training wheels into {dest} (torch and GR00T's dependencies, about 3 GB, once)")
@@ -357,7 +375,7 @@ def train_env(wheels: Path) -> str:
     throwaway container so every scenario and the data generator share one copy.
     """
     key = train_wheels(wheels)
-    marker = TRAIN_ENV / ".sim-key"
+    marker = cache_link(TRAIN_ENV) / ".sim-key"
     if is_current(marker, key):
         return key
     log(f"building the training env in {TRAIN_ENV} (torch and GR00T's dependencies, about 6 GB, once)")
