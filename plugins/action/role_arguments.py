@@ -96,7 +96,8 @@ class ActionModule(ActionBase):
             except AnsibleError as exc:
                 problems[role] = [f"a value could not be templated: {exc.message}"]
                 continue
-            errors = ArgumentSpecValidator(specs[role]).validate(values, validate_role_argument_spec=True).error_messages
+            validation = ArgumentSpecValidator(specs[role]).validate(values, validate_role_argument_spec=True)
+            errors = validation.error_messages
             if errors:
                 problems[role] = list(errors)
                 found[role] = found_values(problems[role], values, secret_options(specs[role]))

@@ -88,7 +88,8 @@ def run_check(tmp_path: Path, *extra: str) -> dict:
     assert "{" in res.stdout, res.stdout[-2000:] + res.stderr[-2000:]
     document = json.loads(res.stdout[res.stdout.index("{"):])
     tasks = document["plays"][0]["tasks"]
-    return next(t["hosts"]["localhost"] for t in tasks if t["task"]["name"].endswith("Check the settings of every stage"))
+    return next(task["hosts"]["localhost"] for task in tasks
+                if task["task"]["name"].endswith("Check the settings of every stage"))
 
 
 def test_the_stage_defaults_pass(tmp_path: Path) -> None:
