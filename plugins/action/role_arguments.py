@@ -17,7 +17,7 @@ from collections import ChainMap
 from collections.abc import Mapping
 from typing import Any
 
-from ansible.errors import AnsibleError
+from ansible.errors import AnsibleError, AnsibleUndefinedVariable
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
@@ -90,11 +90,18 @@ class ActionModule(ActionBase):
         problems: dict[str, list[str]] = {}
         found: dict[str, dict[str, Any]] = {}
         for role in roles:
-            raw = role_inputs(specs[role], defaults[role], task_vars)
-            try:
-                values = templar.template(raw)
-            except AnsibleError as exc:
-                problems[role] = [f"a value could not be templated: {exc.message}"]
+            values, errors = {}, []
+            for name, raw in role_inputs(specs[role], defaults[role], task_vars).items():
+                try:
+                    values[name] = templar.template(raw)
+                except AnsibleUndefinedVariable:
+                    # A default built from facts a play without fact gathering lacks (a status
+                    # or stop playbook): that stage does not run there, and a stage play gathers.
+                    continue
+                except AnsibleError as exc:
+                    errors.append(f"{name} cannot be templated: {exc.message}")
+            if errors:
+                problems[role] = errors
                 continue
             validation = ArgumentSpecValidator(specs[role]).validate(values, validate_role_argument_spec=True)
             errors = validation.error_messages

@@ -144,7 +144,8 @@ def train_readiness(hosts: list[str], failures: list[list[str]], group: str) -> 
 
 
 def train_first_step_wait_over(status: dict, rank: Any, poll: Any, settle: Any) -> bool:
-    """Whether this node's wait for the first step ends, at this poll of the `until` loop."""
+    """Whether this node's round of the wait for the first step ends, at this poll of the
+    `until` loop."""
     waited = int(status.get("attempts", 1)) * int(poll)
     return first_step_wait_over(status, int(rank), waited, int(settle))
 

@@ -221,14 +221,12 @@ def resume_note(decisions: Iterable[dict]) -> str:
 
 
 def first_step_wait_over(status: dict, rank: int, waited: int, settle: int) -> bool:
-    """Whether a node stops waiting for the first step. Only the master logs steps (the
-    Trainer logs on the world's rank 0), so another node only has to stay up for `settle`
-    seconds; a run that ended, finished or not, has nothing left to wait for."""
-    if status["state"] != "running":
+    """Whether a node ends its round of the wait for the first step: after `settle` seconds
+    (then the nodes are compared), at once when its run ended, finished or not, and on the
+    master (only it logs steps: the Trainer logs on the world's rank 0) at its first step."""
+    if status["state"] != "running" or waited >= settle:
         return True
-    if rank == 0:
-        return status["last_step"] >= 1
-    return waited >= settle
+    return rank == 0 and status["last_step"] >= 1
 
 
 # The wait for the first step goes in rounds (a task file that includes itself), and Ansible

@@ -72,11 +72,11 @@ def test_every_stage_playbook_that_skips_the_check_is_listed() -> None:
             "argument_specs"], role
 
 
-def run_check(tmp_path: Path, *extra: str) -> dict:
+def run_check(tmp_path: Path, *extra: str, facts: bool = True) -> dict:
     """The action on localhost over the collection's stage roles; its JSON result."""
     play = tmp_path / "check.yml"
     play.write_text(yaml.safe_dump([{
-        "hosts": "localhost", "gather_facts": True, "gather_subset": ["min"],
+        "hosts": "localhost", "gather_facts": facts, "gather_subset": ["min"],
         "roles": [{"role": "ascendops.gr00t.ascend"}]}]))
     config = tmp_path / "ansible.cfg"
     config.write_text("[defaults]\n")
@@ -104,3 +104,10 @@ def test_a_bad_value_for_the_last_stage_stops_the_first(tmp_path: Path) -> None:
     assert set(result["argument_errors"]) == {"train", "mx_driving"}
     assert re.search(r"train: found train_max_steps = 'abc'", result["msg"])
     assert "mx_driving: found mx_driving_mode = 'bogus'" in result["msg"]
+
+
+def test_a_play_without_facts_checks_what_it_can(tmp_path: Path) -> None:
+    """train_status.yml and the like gather no facts: the defaults built from facts are left out."""
+    assert not run_check(tmp_path, facts=False).get("failed")
+    result = run_check(tmp_path, "-e", "train_max_steps=abc", facts=False)
+    assert result["failed"] and set(result["argument_errors"]) == {"train"}

@@ -216,8 +216,14 @@ def test_wait_ends_when_the_run_is_not_running(state: str, rank: int) -> None:
 
 
 @pytest.mark.parametrize("last_step, over", [(0, False), (1, True), (5, True)])
-def test_master_waits_for_a_step(last_step: int, over: bool) -> None:
-    assert train_first_step_wait_over(dict(status("running", last_step), attempts=100), "0", "10", "60") is over
+def test_master_ends_its_round_at_a_step(last_step: int, over: bool) -> None:
+    assert train_first_step_wait_over(dict(status("running", last_step), attempts=2), "0", "10", "60") is over
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_every_node_ends_its_round_after_it(rank: int) -> None:
+    """Before its retries run out: a round that ran them out would show as a failed poll."""
+    assert train_first_step_wait_over(dict(status("running"), attempts=6), rank, 10, 60) is True
 
 
 @pytest.mark.parametrize("attempts, over", [(5, False), (6, True), (7, True)])
