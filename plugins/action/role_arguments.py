@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: ascendops.gr00t maintainers
 # Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
-"""Check the `main` argument spec of several roles of this collection in one task.
+"""Check the argument spec of several roles of this collection in one task.
 
 Ansible validates a role's `main` spec each time a play enters the role: one task per stage,
 host and run, and only when that stage starts, maybe an hour into a site run. This action
@@ -26,6 +26,12 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.redact import mask
 ENTRY_POINT = "main"
 # The validator's messages name the variable in quotes or not ("value of x must be one of").
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def role_entry(item: str) -> tuple[str, str]:
+    """`role` or `role:entry_point` -> (role, entry point); `main` when none is named."""
+    role, dummy, entry = item.partition(":")
+    return role, entry or ENTRY_POINT
 
 
 def role_inputs(options: Mapping[str, Any], defaults: Mapping[str, Any],
@@ -75,13 +81,15 @@ class ActionModule(ActionBase):
         roles = self._task.args.get("roles")
         if not isinstance(roles, list) or not all(isinstance(role, str) for role in roles):
             raise AnsibleError(f"role_arguments: roles must be a list of role names, got {roles!r}")
-        roles_dir = self._task.args.get("roles_dir") or os.path.dirname(self._task._role._role_path)
+        roles_dir = os.path.dirname(self._task._role._role_path)
 
+        # Keyed by the list's items (`role` or `role:entry_point`).
         specs, defaults = {}, {}
-        for role in roles:
+        for item in roles:
+            role, entry = role_entry(item)
             spec = (self._role_file(roles_dir, role, "meta", "argument_specs.yml").get("argument_specs") or {})
-            specs[role] = (spec.get(ENTRY_POINT) or {}).get("options") or {}
-            defaults[role] = self._role_file(roles_dir, role, "defaults", "main.yml")
+            specs[item] = (spec.get(entry) or {}).get("options") or {}
+            defaults[item] = self._role_file(roles_dir, role, "defaults", "main.yml")
         # A default may name another role's default (or one of its own): all of them are in
         # scope, below every variable the run sets.
         templar = self._templar.copy_with_new_env(

@@ -7,10 +7,10 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: role_arguments
-short_description: Check the main argument spec of several roles of this collection at once
+short_description: Check the argument specs of several roles of this collection at once
 description:
-  - Validates each listed role's C(main) entry point of C(meta/argument_specs.yml) against the
-    values the role would see, on the controller, in one task per host.
+  - Validates each listed role's entry point of C(meta/argument_specs.yml) (C(main) unless named)
+    against the values the role would see, on the controller, in one task per host.
   - A variable set for the host, the play or the run (inventory, C(-e)) beats the role's default;
     defaults are templated with every listed role's defaults in scope.
   - Ansible validates a role's C(main) spec only when a play enters the role; this checks every
@@ -21,21 +21,20 @@ author:
   - ascendops.gr00t maintainers (@ascendops)
 options:
   roles:
-    description: Names of roles of this collection whose C(main) spec to check.
+    description:
+      - Roles of the collection (beside the role this task runs in) whose spec to check, as
+        C(role) for its C(main) entry point or C(role:entry_point).
     type: list
     elements: str
     required: true
-  roles_dir:
-    description: Directory holding the roles; by default the one holding the role this task runs in.
-    type: path
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
 """
 
 EXAMPLES = r"""
-- name: Ascend | Check the settings of every stage
+- name: Ascend | Check the site-wide settings and those of every stage
   ascendops.gr00t.role_arguments:
-    roles: [system_deps, cann, python_env, train]
+    roles: ["ascend:settings", system_deps, cann, python_env, train]
 """
 
 RETURN = r"""

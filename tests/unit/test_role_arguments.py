@@ -14,6 +14,7 @@ import yaml
 from ansible_collections.ascendops.gr00t.plugins.action.role_arguments import (
     failure_message,
     found_values,
+    role_entry,
     role_inputs,
     secret_options,
 )
@@ -26,6 +27,11 @@ STAGE_ROLES = yaml.safe_load((REPO / "roles" / "ascend" / "vars" / "main.yml").r
 def test_a_variable_set_for_the_run_beats_the_default() -> None:
     options = {"a": {}, "b": {}, "c": {}}
     assert role_inputs(options, {"a": 1, "b": "{{ a }}"}, {"b": 5, "other": 0}) == {"a": 1, "b": 5}
+
+
+def test_an_entry_point_is_named_after_a_colon() -> None:
+    assert role_entry("ascend:settings") == ("ascend", "settings")
+    assert role_entry("train") == ("train", "main")
 
 
 def test_an_option_without_value_or_default_is_left_to_the_validator() -> None:
@@ -89,13 +95,13 @@ def run_check(tmp_path: Path, *extra: str, facts: bool = True) -> dict:
     document = json.loads(res.stdout[res.stdout.index("{"):])
     tasks = document["plays"][0]["tasks"]
     return next(task["hosts"]["localhost"] for task in tasks
-                if task["task"]["name"].endswith("Check the settings of every stage"))
+                if task["task"]["name"].endswith("Check the site-wide settings and those of every stage"))
 
 
 def test_the_stage_defaults_pass(tmp_path: Path) -> None:
     result = run_check(tmp_path)
     assert not result.get("failed"), result.get("msg")
-    assert result["roles"] == STAGE_ROLES
+    assert result["roles"] == ["ascend:settings", *STAGE_ROLES]
 
 
 def test_a_bad_value_for_the_last_stage_stops_the_first(tmp_path: Path) -> None:
@@ -111,3 +117,11 @@ def test_a_play_without_facts_checks_what_it_can(tmp_path: Path) -> None:
     assert not run_check(tmp_path, facts=False).get("failed")
     result = run_check(tmp_path, "-e", "train_max_steps=abc", facts=False)
     assert result["failed"] and set(result["argument_errors"]) == {"train"}
+
+
+def test_a_bad_site_wide_setting_is_named_with_the_stages(tmp_path: Path) -> None:
+    """The stages whose own defaults are built from the site-wide value are named too."""
+    result = run_check(tmp_path, "-e", "ascend_npu_count=eight", "-e", "train_max_steps=abc")
+    assert result["failed"] and {"ascend:settings", "train"} <= set(result["argument_errors"])
+    assert list(result["argument_errors"])[0] == "ascend:settings"
+    assert "ascend:settings: found ascend_npu_count = 'eight'" in result["msg"]
