@@ -7,7 +7,9 @@ Ansible validates a role's `main` spec each time a play enters the role: one tas
 host and run, and only when that stage starts, maybe an hour into a site run. This action
 checks every listed role's spec at once, with each variable's value as the role would see it
 (set for the host or play, else the role's default, templated), so a bad value for a late
-stage stops the run before anything changes.
+stage stops the run before anything changes. It also takes the checks a spec cannot express
+(ranges, path forms), each an `ok` the task's templating has already decided and the `msg` that
+names the variable, the value found and the fix.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from typing import Any
 
 from ansible.errors import AnsibleError, AnsibleUndefinedVariable
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ascendops.gr00t.plugins.module_utils.redact import mask_credentials
@@ -54,6 +57,19 @@ def found_values(errors: list[str], values: Mapping[str, Any], hidden: set[str])
     return {name: "(hidden: no_log)" if name in hidden else mask_credentials(values[name]) for name in sorted(named)}
 
 
+def failed_checks(checks: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The message of every check that is not ok, per role; a role whose checks all pass is left out."""
+    failed = {}
+    for role, items in checks.items():
+        if not isinstance(items, list) or not all(isinstance(item, Mapping) and "ok" in item and "msg" in item
+                                                  for item in items):
+            raise AnsibleError(f"role_arguments: checks of {role} must be a list of {{ok, msg}}, got {items!r}")
+        messages = [" ".join(str(item["msg"]).split()) for item in items if not boolean(item["ok"], strict=False)]
+        if messages:
+            failed[role] = messages
+    return failed
+
+
 def failure_message(host: str, problems: Mapping[str, list[str]], found: Mapping[str, Mapping[str, Any]]) -> str:
     """One message for every role with problems: the validator's words, the values found, the fix."""
     lines = [f"Settings on {host} that a stage would refuse (checked before any stage changes anything):"]
@@ -73,7 +89,7 @@ class ActionModule(ActionBase):
         path = os.path.join(roles_dir, role, *parts)
         if not os.path.isfile(path):
             raise AnsibleError(f"role_arguments: {path} does not exist (role {role!r} of roles {roles_dir})")
-        return self._loader.load_from_file(path, trusted_as_template=True) or {}
+        return self._loader.load_from_file(path, trusted_as_template=True, unsafe=True) or {}
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
@@ -81,6 +97,9 @@ class ActionModule(ActionBase):
         roles = self._task.args.get("roles")
         if not isinstance(roles, list) or not all(isinstance(role, str) for role in roles):
             raise AnsibleError(f"role_arguments: roles must be a list of role names, got {roles!r}")
+        checks = self._task.args.get("checks") or {}
+        if not isinstance(checks, Mapping):
+            raise AnsibleError(f"role_arguments: checks must map a role to its checks, got {checks!r}")
         roles_dir = os.path.dirname(self._task._role._role_path)
 
         # Keyed by the list's items (`role` or `role:entry_point`).
@@ -116,6 +135,9 @@ class ActionModule(ActionBase):
             if errors:
                 problems[role] = list(errors)
                 found[role] = found_values(problems[role], values, secret_options(specs[role]))
+        # After the spec's messages of the same role: a wrong type is the first thing to fix.
+        for role, messages in failed_checks(checks).items():
+            problems[role] = problems.get(role, []) + messages
 
         result.update(changed=False, roles=roles)
         if problems:

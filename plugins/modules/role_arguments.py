@@ -27,6 +27,13 @@ options:
     type: list
     elements: str
     required: true
+  checks:
+    description:
+      - The checks a spec cannot express (a range, a path's form), per role as named in O(roles):
+        a list of C(ok) (already templated to a boolean) and C(msg) (what is wrong, the value found
+        and the fix). The message of every check that is not ok joins that role's problems.
+    type: dict
+    default: {}
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
 """
@@ -35,6 +42,10 @@ EXAMPLES = r"""
 - name: Ascend | Check the site-wide settings and those of every stage
   ascendops.gr00t.role_arguments:
     roles: ["ascend:settings", system_deps, cann, python_env, train]
+    checks:
+      "ascend:settings":
+        - ok: "{{ ascend_npu_count | int >= 1 and ascend_npu_count | int <= 16 }}"
+          msg: "ascend_npu_count is '{{ ascend_npu_count }}'; set it between 1 and 16."
 """
 
 RETURN = r"""
@@ -45,7 +56,7 @@ roles:
   elements: str
   sample: [system_deps, cann]
 argument_errors:
-  description: The validator's messages, per role with problems.
+  description: The validator's messages and those of the checks that failed, per role with problems.
   returned: failure
   type: dict
   sample: {train: ["argument 'train_max_steps' is of type str and we were unable to convert to int"]}

@@ -11,7 +11,11 @@ from pathlib import Path
 import ansible_collections.ascendops.gr00t as collection
 import yaml
 
+import pytest
+from ansible.errors import AnsibleError
+
 from ansible_collections.ascendops.gr00t.plugins.action.role_arguments import (
+    failed_checks,
     failure_message,
     found_values,
     role_entry,
@@ -58,6 +62,18 @@ def test_the_message_names_role_value_and_fix() -> None:
     assert "train: argument 'train_max_steps' is of type str" in msg
     assert "train: found train_max_steps = 'abc'" in msg
     assert "group_vars" in msg
+
+
+def test_failed_checks_keep_their_messages_per_role() -> None:
+    checks = {"ascend:settings": [{"ok": True, "msg": "fine"}, {"ok": False, "msg": "ascend_npu_count is '0';\n  set it"},
+                                  {"ok": "False", "msg": "a string from an old template"}],
+              "cann": [{"ok": "true", "msg": "fine"}]}
+    assert failed_checks(checks) == {"ascend:settings": ["ascend_npu_count is '0'; set it", "a string from an old template"]}
+
+
+def test_a_check_without_ok_or_msg_is_refused() -> None:
+    with pytest.raises(AnsibleError, match="list of {ok, msg}"):
+        failed_checks({"cann": [{"ok": True}]})
 
 
 def test_every_stage_playbook_that_skips_the_check_is_listed() -> None:
@@ -125,3 +141,13 @@ def test_a_bad_site_wide_setting_is_named_with_the_stages(tmp_path: Path) -> Non
     assert result["failed"] and {"ascend:settings", "train"} <= set(result["argument_errors"])
     assert list(result["argument_errors"])[0] == "ascend:settings"
     assert "ascend:settings: found ascend_npu_count = 'eight'" in result["msg"]
+
+
+def test_a_site_wide_form_the_spec_cannot_express_is_checked_with_the_specs(tmp_path: Path) -> None:
+    """An NPU count out of range is an int to the spec; the site-wide checks name it in the same message."""
+    result = run_check(tmp_path, "-e", "ascend_npu_count=17", "-e", "ascend_install_root=opt/Ascend",
+                       "-e", "train_max_steps=abc")
+    assert result["failed"] and set(result["argument_errors"]) == {"ascend:settings", "train"}
+    assert "ascend:settings: ascend_npu_count is '17'; set it to the NPUs per node, 1 to 16" in result["msg"]
+    assert "ascend_install_root 'opt/Ascend'" in result["msg"]
+    assert "train: found train_max_steps = 'abc'" in result["msg"]
