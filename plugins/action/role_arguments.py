@@ -7,9 +7,10 @@ Ansible validates a role's `main` spec each time a play enters the role: one tas
 host and run, and only when that stage starts, maybe an hour into a site run. This action
 checks every listed role's spec at once, with each variable's value as the role would see it
 (set for the host or play, else the role's default, templated), so a bad value for a late
-stage stops the run before anything changes. It also takes the checks a spec cannot express
-(ranges, path forms), each an `ok` the task's templating has already decided and the `msg` that
-names the variable, the value found and the fix.
+stage stops the run before anything changes. It also runs the checks a spec cannot express
+(ranges, path forms), each an `ok` and the `msg` that names the variable, the value found and
+the fix: those given to the task (templated by it), and a role's own `__<role>_input_checks`
+from its vars/main.yml, templated here with the role's vars in scope.
 """
 from __future__ import annotations
 
@@ -70,6 +71,11 @@ def failed_checks(checks: Mapping[str, Any]) -> dict[str, list[str]]:
     return failed
 
 
+def input_checks_name(role: str) -> str:
+    """The role var that holds a role's own input checks."""
+    return f"__{role}_input_checks"
+
+
 def failure_message(host: str, problems: Mapping[str, list[str]], found: Mapping[str, Mapping[str, Any]]) -> str:
     """One message for every role with problems: the validator's words, the values found, the fix."""
     lines = [f"Settings on {host} that a stage would refuse (checked before any stage changes anything):"]
@@ -85,11 +91,45 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = False
 
-    def _role_file(self, roles_dir: str, role: str, *parts: str) -> Any:
+    def _role_file(self, roles_dir: str, role: str, *parts: str, optional: bool = False) -> Any:
         path = os.path.join(roles_dir, role, *parts)
+        if optional and not os.path.isfile(path):
+            return {}
         if not os.path.isfile(path):
             raise AnsibleError(f"role_arguments: {path} does not exist (role {role!r} of roles {roles_dir})")
         return self._loader.load_from_file(path, trusted_as_template=True, unsafe=True) or {}
+
+    @staticmethod
+    def _own_checks(templar: Any, role: str, role_vars: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """A role's own input checks, each `ok` templated with the role's vars in scope; a check
+        whose value needs facts this play has not gathered is left out (as a spec's value is).
+        The message is templated only for a check that fails."""
+        raw = role_vars.get(input_checks_name(role))
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            raise AnsibleError(f"role_arguments: {input_checks_name(role)} of {role} must be a list, got {raw!r}")
+        scoped = templar.copy_with_new_env(available_variables=ChainMap(role_vars, templar.available_variables))
+        decided = []
+        for item in raw:
+            if not isinstance(item, Mapping) or "ok" not in item or "msg" not in item:
+                raise AnsibleError(f"role_arguments: {input_checks_name(role)} of {role} must be a list of "
+                                   f"{{ok, msg}}, got {item!r}")
+            try:
+                ok = scoped.template(item["ok"])
+            except AnsibleUndefinedVariable:
+                continue
+            except AnsibleError as exc:
+                decided.append({"ok": False, "msg": f"a check of {role} cannot be templated: {exc.message}"})
+                continue
+            if boolean(ok, strict=False):
+                continue
+            try:
+                msg = scoped.template(item["msg"])
+            except AnsibleError:
+                msg = item["msg"]
+            decided.append({"ok": False, "msg": msg})
+        return decided
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
@@ -109,6 +149,9 @@ class ActionModule(ActionBase):
             spec = (self._role_file(roles_dir, role, "meta", "argument_specs.yml").get("argument_specs") or {})
             specs[item] = (spec.get(entry) or {}).get("options") or {}
             defaults[item] = self._role_file(roles_dir, role, "defaults", "main.yml")
+        # A role's own input checks, in its role vars (which beat the run's variables, as in a play).
+        role_vars = {item: self._role_file(roles_dir, role_entry(item)[0], "vars", "main.yml", optional=True)
+                     for item in roles if role_entry(item)[1] == ENTRY_POINT}
         # A default may name another role's default (or one of its own): all of them are in
         # scope, below every variable the run sets.
         templar = self._templar.copy_with_new_env(
@@ -135,8 +178,9 @@ class ActionModule(ActionBase):
             if errors:
                 problems[role] = list(errors)
                 found[role] = found_values(problems[role], values, secret_options(specs[role]))
+        own = {role: self._own_checks(templar, role, role_vars[role]) for role in role_vars}
         # After the spec's messages of the same role: a wrong type is the first thing to fix.
-        for role, messages in failed_checks(checks).items():
+        for role, messages in failed_checks({**checks, **{role: items for role, items in own.items() if items}}).items():
             problems[role] = problems.get(role, []) + messages
 
         result.update(changed=False, roles=roles)

@@ -147,7 +147,30 @@ def test_a_site_wide_form_the_spec_cannot_express_is_checked_with_the_specs(tmp_
     """An NPU count out of range is an int to the spec; the site-wide checks name it in the same message."""
     result = run_check(tmp_path, "-e", "ascend_npu_count=17", "-e", "ascend_install_root=opt/Ascend",
                        "-e", "train_max_steps=abc")
-    assert result["failed"] and set(result["argument_errors"]) == {"ascend:settings", "train"}
+    # cann and npu_driver take their install root from the site-wide one: their own checks say so too.
+    assert result["failed"] and set(result["argument_errors"]) == {"ascend:settings", "train", "cann", "npu_driver"}
     assert "ascend:settings: ascend_npu_count is '17'; set it to the NPUs per node, 1 to 16" in result["msg"]
     assert "ascend_install_root 'opt/Ascend'" in result["msg"]
     assert "train: found train_max_steps = 'abc'" in result["msg"]
+
+
+def test_a_stage_s_own_input_checks_run_in_the_first_pass(tmp_path: Path) -> None:
+    """A stage's own checks (__<role>_input_checks in its role vars) stop the run on its first task."""
+    result = run_check(tmp_path, "-e", "cann_version=nine", "-e", "mx_driving_local_version=a_b",
+                       "-e", "npu_driver_install_poll=0")
+    assert result["failed"] and set(result["argument_errors"]) == {"cann", "mx_driving", "npu_driver"}
+    assert "cann: cann_version is 'nine' (want e.g. 9.0.0)" in result["msg"]
+    assert "mx_driving_local_version 'a_b' (e.g. 1 or" in result["msg"]
+    assert "npu_driver_install_poll is '0'" in result["msg"]
+
+
+def test_a_stage_that_is_off_is_not_held_to_its_checks(tmp_path: Path) -> None:
+    assert not run_check(tmp_path, "-e", "ascend_manage_driver=false", "-e", "npu_driver_install_poll=0").get("failed")
+
+
+def test_every_stage_s_own_checks_have_an_ok_and_a_message() -> None:
+    for role in STAGE_ROLES:
+        path = REPO / "roles" / role / "vars" / "main.yml"
+        checks = (yaml.safe_load(path.read_text()) or {}).get(f"__{role}_input_checks") if path.exists() else None
+        for check in checks or []:
+            assert set(check) == {"ok", "msg"} and "{{" in check["ok"], (role, check)
