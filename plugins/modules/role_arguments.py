@@ -29,9 +29,12 @@ options:
     required: true
   checks:
     description:
-      - The checks a spec cannot express (a range, a path's form), per role as named in O(roles):
-        a list of C(ok) (already templated to a boolean) and C(msg) (what is wrong, the value found
+      - The checks a spec cannot express (a range, a path's form), per role as named in O(roles),
+        each a C(ok) (already templated to a boolean) and a C(msg) (what is wrong, the value found
         and the fix). The message of every check that is not ok joins that role's problems.
+      - A role's own checks, the list C(__<role>_input_checks) in its C(vars/main.yml), are
+        templated by the action with the role's vars in scope and run too. A check whose value needs
+        facts the play has not gathered is left out.
     type: dict
     default: {}
 extends_documentation_fragment:
