@@ -21,11 +21,6 @@ with the node count. This reaches 8 and more nodes on 2 cores.
   .venv/bin/python tests/bench/provision_bench.py --nodes 1 4
   .venv/bin/python tests/bench/provision_bench.py --snapshot --nodes 1 4 8
   .venv/bin/python tests/bench/provision_bench.py --snapshot --nodes 1 4 8 --reruns 3
-
-With --pin, ansible-playbook (and every process it starts) runs on the first CPU and the node
-containers on the others. On a small machine the nodes' own work (sshd, a Python per task)
-otherwise shares the controller's cores, and its CPU time grows with the node count for reasons
-a controller with remote nodes does not have. Needs at least 2 CPUs.
 """
 from __future__ import annotations
 
@@ -95,26 +90,6 @@ def children_cpu() -> float:
 
 # ansible-playbook's environment: the project's settings, plus profile_tasks with --profile-tasks.
 RUN_ENV = dict(os.environ)
-# With --pin: the CPUs of the node containers (this script and ansible-playbook keep the first).
-NODE_CPUS: set[int] = set()
-
-
-def pin_split(cpus: set[int]) -> tuple[set[int], set[int]]:
-    """The controller's CPU (the lowest) and the nodes' (the rest)."""
-    if len(cpus) < 2:
-        raise SystemExit(f"--pin needs at least 2 CPUs, this process may use {sorted(cpus)}")
-    first = min(cpus)
-    return {first}, cpus - {first}
-
-
-def pin_nodes(cluster: Path) -> None:
-    """Move every node container of the cluster to the nodes' CPUs."""
-    if NODE_CPUS:
-        spec = json.loads(cluster.read_text())
-        cpus = ",".join(str(cpu) for cpu in sorted(NODE_CPUS))
-        subprocess.run(["docker", "update", "--cpuset-cpus", cpus,
-                        *(f"{spec['name']}-{node['name']}" for node in spec["nodes"])],
-                       check=True, stdout=subprocess.DEVNULL)
 
 
 def timed_run(inventory: Path, playbook: str = "site.yml") -> tuple[float, float, str]:
@@ -134,7 +109,6 @@ def started(cluster: Path) -> Iterator[None]:
     """The cluster's nodes, started fresh and removed afterwards."""
     subprocess.run([*SIMCTL, "down", str(cluster)], check=True)
     subprocess.run([*SIMCTL, "up", str(cluster)], check=True)
-    pin_nodes(cluster)
     try:
         yield
     finally:
@@ -200,14 +174,7 @@ def main() -> int:
                              "slowest: the node containers are cold)")
     parser.add_argument("--profile-tasks", action="store_true",
                         help="also list the slowest tasks (profile_tasks; adds to the controller CPU)")
-    parser.add_argument("--pin", action="store_true",
-                        help="ansible-playbook on the first CPU, the node containers on the others")
     args = parser.parse_args()
-    if args.pin:
-        # Every process this script starts (ansible-playbook, its forks, ssh) inherits the CPU.
-        controller, nodes = pin_split(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, controller)
-        NODE_CPUS.update(nodes)
     if args.profile_tasks:
         RUN_ENV["ANSIBLE_CALLBACKS_ENABLED"] = "ansible.posix.profile_tasks,ascendops.gr00t.preload"
     subprocess.run([*SIMCTL, "engine"], check=True)
