@@ -58,14 +58,24 @@ def found_values(errors: list[str], values: Mapping[str, Any], hidden: set[str])
     return {name: "(hidden: no_log)" if name in hidden else mask_credentials(values[name]) for name in sorted(named)}
 
 
+def check_items(role: str, items: Any) -> list[Mapping[str, Any]]:
+    """A role's checks, refused unless a list of {ok, msg}."""
+    if not isinstance(items, list) or not all(isinstance(item, Mapping) and "ok" in item and "msg" in item
+                                              for item in items):
+        raise AnsibleError(f"role_arguments: checks of {role} must be a list of {{ok, msg}}, got {items!r}")
+    return items
+
+
+def one_line(msg: Any) -> str:
+    """A folded YAML message as the failure lists it: one line, single spaces."""
+    return " ".join(str(msg).split())
+
+
 def failed_checks(checks: Mapping[str, Any]) -> dict[str, list[str]]:
     """The message of every check that is not ok, per role; a role whose checks all pass is left out."""
     failed = {}
     for role, items in checks.items():
-        if not isinstance(items, list) or not all(isinstance(item, Mapping) and "ok" in item and "msg" in item
-                                                  for item in items):
-            raise AnsibleError(f"role_arguments: checks of {role} must be a list of {{ok, msg}}, got {items!r}")
-        messages = [" ".join(str(item["msg"]).split()) for item in items if not boolean(item["ok"], strict=False)]
+        messages = [one_line(item["msg"]) for item in check_items(role, items) if not boolean(item["ok"], strict=False)]
         if messages:
             failed[role] = messages
     return failed
@@ -100,36 +110,30 @@ class ActionModule(ActionBase):
         return self._loader.load_from_file(path, trusted_as_template=True, unsafe=True) or {}
 
     @staticmethod
-    def _own_checks(templar: Any, role: str, role_vars: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """A role's own input checks, each `ok` templated with the role's vars in scope; a check
-        whose value needs facts this play has not gathered is left out (as a spec's value is).
-        The message is templated only for a check that fails."""
+    def _own_checks(templar: Any, role: str, role_vars: Mapping[str, Any]) -> list[str]:
+        """The messages of a role's own input checks that fail, each `ok` templated with the
+        role's vars in scope; a check whose value needs facts this play has not gathered is left
+        out (as a spec's value is). The message is templated only for a check that fails."""
         raw = role_vars.get(input_checks_name(role))
         if raw is None:
             return []
-        if not isinstance(raw, list):
-            raise AnsibleError(f"role_arguments: {input_checks_name(role)} of {role} must be a list, got {raw!r}")
         scoped = templar.copy_with_new_env(available_variables=ChainMap(role_vars, templar.available_variables))
-        decided = []
-        for item in raw:
-            if not isinstance(item, Mapping) or "ok" not in item or "msg" not in item:
-                raise AnsibleError(f"role_arguments: {input_checks_name(role)} of {role} must be a list of "
-                                   f"{{ok, msg}}, got {item!r}")
+        messages = []
+        for item in check_items(input_checks_name(role), raw):
             try:
                 ok = scoped.template(item["ok"])
             except AnsibleUndefinedVariable:
                 continue
             except AnsibleError as exc:
-                decided.append({"ok": False, "msg": f"a check of {role} cannot be templated: {exc.message}"})
+                messages.append(one_line(f"a check of {role} cannot be templated: {exc.message}"))
                 continue
             if boolean(ok, strict=False):
                 continue
             try:
-                msg = scoped.template(item["msg"])
+                messages.append(one_line(scoped.template(item["msg"])))
             except AnsibleError:
-                msg = item["msg"]
-            decided.append({"ok": False, "msg": msg})
-        return decided
+                messages.append(one_line(item["msg"]))
+        return messages
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
@@ -143,15 +147,15 @@ class ActionModule(ActionBase):
         roles_dir = os.path.dirname(self._task._role._role_path)
 
         # Keyed by the list's items (`role` or `role:entry_point`).
-        specs, defaults = {}, {}
+        specs, defaults, role_vars = {}, {}, {}
         for item in roles:
             role, entry = role_entry(item)
             spec = (self._role_file(roles_dir, role, "meta", "argument_specs.yml").get("argument_specs") or {})
             specs[item] = (spec.get(entry) or {}).get("options") or {}
             defaults[item] = self._role_file(roles_dir, role, "defaults", "main.yml")
-        # A role's own input checks, in its role vars (which beat the run's variables, as in a play).
-        role_vars = {item: self._role_file(roles_dir, role_entry(item)[0], "vars", "main.yml", optional=True)
-                     for item in roles if role_entry(item)[1] == ENTRY_POINT}
+            if entry == ENTRY_POINT:
+                # A role's own input checks, in its role vars (which beat the run's variables, as in a play).
+                role_vars[item] = self._role_file(roles_dir, role, "vars", "main.yml", optional=True)
         # A default may name another role's default (or one of its own): all of them are in
         # scope, below every variable the run sets.
         templar = self._templar.copy_with_new_env(
@@ -178,10 +182,12 @@ class ActionModule(ActionBase):
             if errors:
                 problems[role] = list(errors)
                 found[role] = found_values(problems[role], values, secret_options(specs[role]))
-        own = {role: self._own_checks(templar, role, role_vars[role]) for role in role_vars}
         # After the spec's messages of the same role: a wrong type is the first thing to fix.
-        for role, messages in failed_checks({**checks, **{role: items for role, items in own.items() if items}}).items():
-            problems[role] = problems.get(role, []) + messages
+        given = failed_checks(checks)
+        for role in dict.fromkeys([*roles, *given]):
+            messages = given.get(role, []) + (self._own_checks(templar, role, role_vars[role]) if role in role_vars else [])
+            if messages:
+                problems[role] = problems.get(role, []) + messages
 
         result.update(changed=False, roles=roles)
         if problems:
