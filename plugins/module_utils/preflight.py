@@ -6,7 +6,6 @@ functions on PCI, the packages of a dkms build, the install root's owner and mod
 functions; the preflight_facts module runs the commands."""
 from __future__ import annotations
 
-import fcntl
 import os
 import pwd
 import stat
@@ -49,20 +48,3 @@ def owner_and_mode(path: str) -> dict[str, object]:
     except KeyError:
         owner = str(info.st_uid)
     return {"exists": True, "owner": owner, "mode": "%04o" % stat.S_IMODE(info.st_mode)}
-
-
-def lock_held(path: str) -> bool:
-    """Whether another process holds `path` locked for writing (an installer left running by
-    an earlier run: the artifact role runs each one under an exclusive flock of this file).
-    A missing file is not held; the file is never created."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False

@@ -33,6 +33,7 @@ options:
     default: false
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
+  - ascendops.gr00t.installer_lock
   - ascendops.gr00t.attributes.facts
 """
 
@@ -83,14 +84,16 @@ from typing import Dict
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascendops.gr00t.plugins.module_utils.ascend_install import (
     LOGIN_SCRIPT, install_facts, login_env)
+from ansible_collections.ascendops.gr00t.plugins.module_utils.installer_lock import ARGUMENT_SPEC as INSTALLER_LOCK, wait_or_fail
 
 
 def main() -> None:
     module = AnsibleModule(
         argument_spec=dict(root=dict(type="path", default="/usr/local/Ascend"),
-                           login_shell=dict(type="bool", default=False)),
+                           login_shell=dict(type="bool", default=False), **INSTALLER_LOCK),
         supports_check_mode=True,
     )
+    wait_or_fail(module)
     result: Dict[str, object] = {"ansible_facts": {"ascend": install_facts(module.params["root"])}}
     if module.params["login_shell"]:
         rc, out, dummy = module.run_command(["bash", "-lc", LOGIN_SCRIPT])

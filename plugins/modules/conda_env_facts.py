@@ -48,6 +48,7 @@ options:
     default: ""
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
+  - ascendops.gr00t.installer_lock
 """
 
 EXAMPLES = r"""
@@ -120,6 +121,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascendops.gr00t.plugins.module_utils.commands import run_if_present
 from ansible_collections.ascendops.gr00t.plugins.module_utils.conda_env import (
     conda_version, env_action, miniforge_action, python_version, wheel_hashes)
+from ansible_collections.ascendops.gr00t.plugins.module_utils.installer_lock import ARGUMENT_SPEC as INSTALLER_LOCK, wait_or_fail
 from ansible_collections.ascendops.gr00t.plugins.module_utils.pip_pins import PIP_ENV, PIP_QUIET, pin_plan
 
 VERSION_CODE = "import sys; print('%d.%d' % sys.version_info[:2])"
@@ -134,6 +136,7 @@ def main() -> None:
             python_version=dict(type="str", required=True),
             pins=dict(type="list", elements="str", default=[]),
             wheelhouse=dict(type="path", default=""),
+            **INSTALLER_LOCK,
         ),
         supports_check_mode=True,
     )
@@ -141,6 +144,7 @@ def main() -> None:
     prefix = params["prefix"]
     if not os.path.isabs(prefix):
         module.fail_json(msg="prefix must be an absolute path, got: {0}".format(prefix))
+    wait_or_fail(module)
     env_path = os.path.join(prefix, "envs", params["env_name"])
     have_conda = conda_version(*run_if_present(module, [os.path.join(prefix, "bin", "conda"), "--version"])[:2])
     present = os.path.isdir(os.path.join(env_path, "conda-meta"))

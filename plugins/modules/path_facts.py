@@ -48,6 +48,7 @@ options:
     default: []
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
+  - ascendops.gr00t.installer_lock
 """
 
 EXAMPLES = r"""
@@ -94,6 +95,7 @@ sha256:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.ascendops.gr00t.plugins.module_utils.installer_lock import ARGUMENT_SPEC as INSTALLER_LOCK, wait_or_fail
 from ansible_collections.ascendops.gr00t.plugins.module_utils.path_facts import look
 
 
@@ -105,6 +107,7 @@ def main() -> None:
             json_files=dict(type="list", elements="str", default=[]),
             text_files=dict(type="list", elements="str", default=[]),
             sha256_files=dict(type="list", elements="str", default=[]),
+            **INSTALLER_LOCK,
         ),
         supports_check_mode=True,
     )
@@ -113,6 +116,7 @@ def main() -> None:
     if relative:
         module.fail_json(msg="paths, globs, json_files, text_files and sha256_files must be absolute, got: {0}".format(
             ", ".join(relative)))
+    wait_or_fail(module)
     module.exit_json(changed=False, **look(params["paths"], params["globs"], params["json_files"],
                                            params["text_files"], params["sha256_files"]))
 

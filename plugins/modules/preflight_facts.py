@@ -51,14 +51,9 @@ options:
         C(ansible_facts.npu.error) (see RV(ansible_facts)), not raised.
     type: str
     default: npu-smi
-  installer_lock:
-    description:
-      - The lock file the artifact role holds while a vendor installer runs; reported under
-        RV(installer_lock_held). Empty for none.
-    type: path
-    default: ""
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
+  - ascendops.gr00t.installer_lock
   - ascendops.gr00t.attributes.facts
 """
 
@@ -107,10 +102,6 @@ mem_total_mb:
   returned: always
   type: int
   sample: 1572864
-installer_lock_held:
-  description: Whether another process holds O(installer_lock) locked (an installer an earlier run left running).
-  returned: always
-  type: bool
 ansible_facts:
   description: The C(npu) facts of M(ascendops.gr00t.npu_facts) and the C(ascend) facts of
     M(ascendops.gr00t.ascend_install_facts); see those modules for their keys.
@@ -128,9 +119,10 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.ascend_install imp
 from ansible_collections.ascendops.gr00t.plugins.module_utils.commands import run_if_present
 from ansible_collections.ascendops.gr00t.plugins.module_utils.conda_env import conda_version
 from ansible_collections.ascendops.gr00t.plugins.module_utils.disk import measure
+from ansible_collections.ascendops.gr00t.plugins.module_utils.installer_lock import ARGUMENT_SPEC as INSTALLER_LOCK, wait_or_fail
 from ansible_collections.ascendops.gr00t.plugins.module_utils.npu_gather import npu_facts
 from ansible_collections.ascendops.gr00t.plugins.module_utils.preflight import (
-    dkms_packages, dpkg_installed, lock_held, mem_total_mb, owner_and_mode, pci_functions)
+    dkms_packages, dpkg_installed, mem_total_mb, owner_and_mode, pci_functions)
 
 
 def dkms_missing(module: AnsibleModule, kernel: str) -> list[str]:
@@ -157,7 +149,7 @@ def main() -> None:
             disk_paths=dict(type="list", elements="path", default=[]),
             conda_prefix=dict(type="path", required=True),
             npu_smi=dict(type="str", default="npu-smi"),
-            installer_lock=dict(type="path", default=""),
+            **INSTALLER_LOCK,
         ),
         supports_check_mode=True,
     )
@@ -167,6 +159,7 @@ def main() -> None:
     if relative:
         module.fail_json(msg="install_root, conda_prefix and disk_paths must be absolute, got: {0}".format(
             ", ".join(relative)))
+    wait_or_fail(module)
     rc, out, err = run_if_present(module, ["lspci", "-D", "-d", params["pci_id"]])
     conda_rc, conda_out, dummy = run_if_present(module, [os.path.join(params["conda_prefix"], "bin", "conda"), "--version"])
     module.exit_json(
@@ -177,7 +170,6 @@ def main() -> None:
         disk={path: measure(path) for path in params["disk_paths"]},
         conda_version=conda_version(conda_rc, conda_out),
         mem_total_mb=read_mem_total_mb(),
-        installer_lock_held=lock_held(params["installer_lock"]) if params["installer_lock"] else False,
         ansible_facts={"npu": npu_facts(module, params["npu_smi"], board=False, required=False),
                        "ascend": install_facts(params["install_root"])})
 

@@ -2,17 +2,14 @@
 from __future__ import annotations
 
 import os
-import signal
 import stat
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
 import modrun
 
 from ansible_collections.ascendops.gr00t.plugins.module_utils.preflight import (
-    dkms_packages, dpkg_installed, lock_held, mem_total_mb, owner_and_mode, pci_functions)
+    dkms_packages, dpkg_installed, mem_total_mb, owner_and_mode, pci_functions)
 from ansible_collections.ascendops.gr00t.plugins.modules import preflight_facts
 
 LSPCI = "0000:c1:00.0 Processing accelerators: Huawei Technologies Co., Ltd. Device d802 (rev 20)\n"
@@ -107,27 +104,3 @@ def test_module_refuses_relative_paths(monkeypatch: pytest.MonkeyPatch, capsys: 
     result = modrun.run_module(preflight_facts.main, monkeypatch, capsys, {
         "pci_id": "19e5:d802", "kernel": "k", "install_root": "usr/local/Ascend", "conda_prefix": "/opt/m"})
     assert result["failed"] is True and "usr/local/Ascend" in result["msg"]
-
-
-# ---------------------------------------------------------------- an installer an earlier run left running
-
-
-def test_lock_held_only_while_another_process_holds_it_exclusively(tmp_path: Path) -> None:
-    lock = tmp_path / ".installer.lock"
-    assert lock_held(str(lock)) is False
-    assert not lock.exists()
-    lock.touch()
-    assert lock_held(str(lock)) is False
-    # The artifact role runs an installer as `flock --exclusive LOCK installer`.
-    # Its child inherits the lock, so the whole group is stopped at the end.
-    holder = subprocess.Popen(["flock", "--exclusive", str(lock), "sleep", "30"], start_new_session=True)
-    try:
-        for dummy in range(50):
-            if lock_held(str(lock)):
-                break
-            time.sleep(0.1)
-        assert lock_held(str(lock)) is True
-    finally:
-        os.killpg(holder.pid, signal.SIGKILL)
-        holder.wait()
-    assert lock_held(str(lock)) is False

@@ -147,8 +147,11 @@ def test_a_site_wide_form_the_spec_cannot_express_is_checked_with_the_specs(tmp_
     """An NPU count out of range is an int to the spec; the site-wide checks name it in the same message."""
     result = run_check(tmp_path, "-e", "ascend_npu_count=17", "-e", "ascend_install_root=opt/Ascend",
                        "-e", "train_max_steps=abc")
-    # cann and npu_driver take their install root from the site-wide one: their own checks say so too.
-    assert result["failed"] and set(result["argument_errors"]) == {"ascend:settings", "train", "cann", "npu_driver"}
+    # cann and npu_driver take their install root from the site-wide one, and preflight its NPU
+    # count: their own checks say so too.
+    assert result["failed"] and set(result["argument_errors"]) == {"ascend:settings", "train", "cann", "npu_driver",
+                                                                   "preflight"}
+    assert "preflight: preflight_expected_npu_count is 17" in result["msg"]
     assert "ascend:settings: ascend_npu_count is '17'; set it to the NPUs per node, 1 to 16" in result["msg"]
     assert "ascend_install_root 'opt/Ascend'" in result["msg"]
     assert "train: found train_max_steps = 'abc'" in result["msg"]
@@ -157,8 +160,12 @@ def test_a_site_wide_form_the_spec_cannot_express_is_checked_with_the_specs(tmp_
 def test_a_stage_s_own_input_checks_run_in_the_first_pass(tmp_path: Path) -> None:
     """A stage's own checks (__<role>_input_checks in its role vars) stop the run on its first task."""
     result = run_check(tmp_path, "-e", "cann_version=nine", "-e", "mx_driving_local_version=a_b",
-                       "-e", "npu_driver_install_poll=0")
-    assert result["failed"] and set(result["argument_errors"]) == {"cann", "mx_driving", "npu_driver"}
+                       "-e", "npu_driver_install_poll=0", "-e", "gr00t_report_dir=reports",
+                       "-e", '{"preflight_disk_requirements": [{"path": "opt", "min_free_gb": 1}]}')
+    assert result["failed"] and set(result["argument_errors"]) == {"cann", "mx_driving", "npu_driver", "gr00t",
+                                                                   "preflight"}
+    assert "gr00t_report_dir, gr00t_python" in result["msg"] and "'reports'" in result["msg"]
+    assert "preflight_disk_requirements entries" in result["msg"]
     assert "cann: cann_version is 'nine' (want e.g. 9.0.0)" in result["msg"]
     assert "mx_driving_local_version 'a_b' (e.g. 1 or" in result["msg"]
     assert "npu_driver_install_poll is '0'" in result["msg"]
