@@ -249,12 +249,13 @@ def memoized_digests() -> t.Callable[[str], str | None]:
 
 
 def payload_sources(entries: dict[str, bytes], locate: t.Callable[[str], str | None],
-                    digest_of: t.Callable[[str], str | None] = file_digest) -> dict[str, str | None] | None:
-    """The files a payload was built from, with their sha256 (None: none there), or None when it was not built from them.
+                    digest_of: t.Callable[[str], str | None] = file_digest) -> dict[str, list[str | None]] | None:
+    """For each payload entry, the file it was built from and that file's sha256 (None: none there),
+    or None when the payload was not built from these files.
 
     Every entry must be its file's bytes, except a package's __init__.py, which Ansible writes itself.
     """
-    sources: dict[str, str | None] = {}
+    sources: dict[str, list[str | None]] = {}
     for entry, data in entries.items():
         path = locate(entry)
         package_init = entry.rsplit("/", 1)[-1] == "__init__.py"
@@ -265,13 +266,24 @@ def payload_sources(entries: dict[str, bytes], locate: t.Callable[[str], str | N
         digest = digest_of(path)
         if digest != hashlib.sha256(data).hexdigest() and not package_init:
             return None
-        sources[path] = digest
+        sources[entry] = [path, digest]
     return sources
 
 
-def sources_unchanged(sources: dict[str, str | None], digest_of: t.Callable[[str], str | None]) -> bool:
-    """Every file a payload was built from has the same sha256 (or is still missing)."""
-    return all(digest_of(path) == digest for path, digest in sources.items())
+def sources_unchanged(sources: object, locate: t.Callable[[str], str | None],
+                      digest_of: t.Callable[[str], str | None]) -> bool:
+    """Every entry of a payload still comes from the same file (this run finds the collection and
+    ansible-core where that payload's run did: another checkout or install of either has the same
+    module names), and every such file has the same sha256 (or is still missing)."""
+    if not isinstance(sources, dict):
+        return False
+    for entry, source in sources.items():
+        if not (isinstance(source, list) and len(source) == 2):
+            return False
+        path, digest = source
+        if locate(entry) != path or digest_of(path) != digest:
+            return False
+    return True
 
 
 def keep_payloads(run_cache: str, directory: str, restored: set[str],
@@ -295,7 +307,8 @@ def keep_payloads(run_cache: str, directory: str, restored: set[str],
         os.replace(partial, target)
 
 
-def restore_payloads(directory: str, run_cache: str) -> set[str]:
+def restore_payloads(directory: str, run_cache: str,
+                     locate: t.Callable[[str], str | None] = locate_source) -> set[str]:
     """Put the kept payloads whose files are unchanged where Ansible looks for the run's payloads; their names."""
     digest_of = memoized_digests()
     restored = set()
@@ -306,7 +319,7 @@ def restore_payloads(directory: str, run_cache: str) -> set[str]:
         try:
             with open(entry.path, encoding="utf-8") as handle:
                 sources = json.load(handle)
-            if isinstance(sources, dict) and os.path.isfile(payload) and sources_unchanged(sources, digest_of):
+            if os.path.isfile(payload) and sources_unchanged(sources, locate, digest_of):
                 target = os.path.join(run_cache, os.path.basename(payload))
                 shutil.copyfile(payload, f"{target}-part")
                 os.replace(f"{target}-part", target)

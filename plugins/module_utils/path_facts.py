@@ -8,9 +8,12 @@ controller."""
 from __future__ import annotations
 
 import glob
+import grp
 import hashlib
 import json
 import os
+import pwd
+import stat
 from typing import Any
 
 
@@ -60,8 +63,30 @@ def hash_file(path: str) -> dict[str, Any]:
     return {"sha256": digest.hexdigest(), "error": ""}
 
 
+def _name(lookup: Any, ident: int) -> str:
+    try:
+        return lookup(ident)[0]
+    except KeyError:
+        return str(ident)
+
+
+def file_state(path: str) -> dict[str, Any]:
+    """What a write of the file (or the directory) decides on: whether it is there, whether it is
+    a directory, its mode (octal string), owner and group names and, for a file, its sha256.
+    Links are followed, as the writes do."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return {"exists": False, "isdir": False, "mode": None, "owner": None, "group": None, "sha256": None}
+    isdir = stat.S_ISDIR(info.st_mode)
+    return {"exists": True, "isdir": isdir, "mode": "%04o" % stat.S_IMODE(info.st_mode),
+            "owner": _name(pwd.getpwuid, info.st_uid), "group": _name(grp.getgrgid, info.st_gid),
+            "sha256": None if isdir else hash_file(path)["sha256"]}
+
+
 def look(paths: list[str], globs: list[str], json_files: list[str],
-         text_files: list[str] | None = None, sha256_files: list[str] | None = None) -> dict[str, dict[str, Any]]:
+         text_files: list[str] | None = None, sha256_files: list[str] | None = None,
+         files: list[str] | None = None) -> dict[str, dict[str, Any]]:
     """Everything asked for, keyed by the path or pattern as given."""
     return {
         "stat": {path: stat_path(path) for path in paths},
@@ -69,4 +94,5 @@ def look(paths: list[str], globs: list[str], json_files: list[str],
         "json": {path: read_json(path) for path in json_files},
         "text": {path: read_text(path) for path in text_files or []},
         "sha256": {path: hash_file(path) for path in sha256_files or []},
+        "files": {path: file_state(path) for path in files or []},
     }

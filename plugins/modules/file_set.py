@@ -96,7 +96,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascendops.gr00t.plugins.module_utils.file_set import (
-    current_content, file_diff, missing_directories)
+    DIRECTORY_MODE, FILE_MODE, current_content, file_diff, missing_directories)
 
 
 def write_file(module: AnsibleModule, path: str, content: str) -> None:
@@ -122,11 +122,11 @@ def main() -> None:
     module = AnsibleModule(
         argument_spec=dict(
             directories=dict(type="list", elements="str", default=[]),
-            directory_mode=dict(type="str", default="0755"),
+            directory_mode=dict(type="str", default=DIRECTORY_MODE),
             files=dict(type="list", elements="dict", default=[], options=dict(
                 path=dict(type="str", required=True),
                 content=dict(type="str", required=True),
-                mode=dict(type="str", default="0644"),
+                mode=dict(type="str", default=FILE_MODE),
                 force=dict(type="bool", default=True),
             )),
             owner=dict(type="str"),

@@ -46,6 +46,14 @@ options:
     type: list
     elements: str
     default: []
+  files:
+    description:
+      - Absolute paths of files and directories that a later M(ascendops.gr00t.file_set) task
+        writes; the filter C(ascendops.gr00t.file_set_pending) tells from RV(files) whether that
+        task has anything to do, so a converged node skips it.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
   - ascendops.gr00t.installer_lock
@@ -90,6 +98,14 @@ sha256:
   returned: always
   type: dict
   sample: {"/var/cache/ascend/mx_driving-26.2.0-cp310-cp310-linux_aarch64.whl": {"sha256": "9f2c...", "error": ""}}
+files:
+  description:
+    - Per path of O(files), whether it exists and is a directory, its mode (octal), owner and group
+      names and, for a file, its sha256 (links followed); all null for a path that is not there.
+  returned: always
+  type: dict
+  sample: {"/opt/gr00t/gr00t-env.sh": {"exists": true, "isdir": false, "mode": "0644", "owner": "root",
+                                      "group": "root", "sha256": "5d1e..."}}
 """
 
 import os
@@ -107,18 +123,19 @@ def main() -> None:
             json_files=dict(type="list", elements="str", default=[]),
             text_files=dict(type="list", elements="str", default=[]),
             sha256_files=dict(type="list", elements="str", default=[]),
+            files=dict(type="list", elements="str", default=[]),
             **INSTALLER_LOCK,
         ),
         supports_check_mode=True,
     )
     params = module.params
-    relative = [p for key in ("paths", "globs", "json_files", "text_files", "sha256_files") for p in params[key] if not os.path.isabs(p)]
+    keys = ("paths", "globs", "json_files", "text_files", "sha256_files", "files")
+    relative = [p for key in keys for p in params[key] if not os.path.isabs(p)]
     if relative:
-        module.fail_json(msg="paths, globs, json_files, text_files and sha256_files must be absolute, got: {0}".format(
-            ", ".join(relative)))
+        module.fail_json(msg="paths, globs, json_files, text_files, sha256_files and files must be absolute, "
+                             "got: {0}".format(", ".join(relative)))
     wait_or_fail(module)
-    module.exit_json(changed=False, **look(params["paths"], params["globs"], params["json_files"],
-                                           params["text_files"], params["sha256_files"]))
+    module.exit_json(changed=False, **look(*(params[key] for key in keys)))
 
 
 if __name__ == "__main__":

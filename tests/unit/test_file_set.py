@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 import modrun
 
+from ansible_collections.ascendops.gr00t.plugins.filter.file_set import file_set_pending
 from ansible_collections.ascendops.gr00t.plugins.module_utils.file_set import (
-    current_content, file_diff, missing_directories)
+    current_content, file_diff, missing_directories, pending)
+from ansible_collections.ascendops.gr00t.plugins.module_utils.path_facts import look
 from ansible_collections.ascendops.gr00t.plugins.modules import file_set
 
 
@@ -116,3 +118,43 @@ def test_force_false_writes_only_where_there_is_no_file(monkeypatch: pytest.Monk
     second = run(monkeypatch, capsys, args, diff=True)
     assert not second["changed"] and second["written"] == [] and second["diff"] == []
     assert target.read_text() == '{"mine": 1}\n' and mode_of(target) == "0o600"
+
+
+# ---------------------------------------------------------------- told on the controller from a read
+
+
+def test_a_path_the_read_did_not_cover_is_pending() -> None:
+    assert pending([{"path": "/a", "content": "x"}], ["/d"], {}) == ["/d", "/a"]
+
+
+# Each case changes one thing about a converged tree; the prediction must agree with what the
+# module does with the same arguments (check mode), so a skipped write is one it would not make.
+CASES = {
+    "converged": lambda root: None,
+    "content": lambda root: (root / "d" / "a.sh").write_text("echo old\n"),
+    "file mode": lambda root: os.chmod(root / "d" / "a.sh", 0o644),
+    "missing file": lambda root: (root / "d" / "b.txt").unlink(),
+    "directory mode": lambda root: os.chmod(root / "d", 0o700),
+    "missing directory": lambda root: [p.unlink() for p in (root / "d").iterdir()] and (root / "d").rmdir(),
+    "kept file changed": lambda root: (root / "d" / "keep.json").write_text("{}"),
+    "owner": lambda root: os.chown(root / "d" / "b.txt", 1, -1),
+    "group": lambda root: os.chown(root / "d", -1, 1),
+}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="owners can be changed by root only")
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_prediction_agrees_with_the_module(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture) -> None:
+    directory = tmp_path / "d"
+    args = {"directories": [str(directory)], "owner": "root", "group": "root",
+            "files": [{"path": str(directory / "a.sh"), "content": "echo new\n", "mode": "0755"},
+                      {"path": str(directory / "b.txt"), "content": "b\n"},
+                      {"path": str(directory / "keep.json"), "content": "[]", "force": False}]}
+    assert run(monkeypatch, capsys, args)["changed"] is True
+    CASES[case](tmp_path)
+    states = look([], [], [], files=[str(directory)] + [f["path"] for f in args["files"]])["files"]
+    predicted = file_set_pending(args["files"], states, args["directories"], owner="root", group="root")
+    result = run(monkeypatch, capsys, args, check=True)
+    assert bool(predicted) is result["changed"], (case, predicted, result)
+    assert (case in ("converged", "kept file changed")) is (predicted == [])

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import pwd
 from pathlib import Path
 
 import pytest
 import modrun
 
 from ansible_collections.ascendops.gr00t.plugins.module_utils.path_facts import (
-    count_glob, hash_file, look, read_json, read_text, stat_path)
+    count_glob, file_state, hash_file, look, read_json, read_text, stat_path)
 from ansible_collections.ascendops.gr00t.plugins.modules import path_facts
 
 
@@ -58,7 +60,19 @@ def test_look_keys_by_what_was_asked(tmp_path: Path) -> None:
     assert found == {"stat": {str(tmp_path): {"exists": True, "isdir": True}},
                      "glob": {f"{tmp_path}/*": 0},
                      "json": {str(tmp_path / "x.json"): {"value": None, "error": "missing"}},
-                     "text": {}, "sha256": {}}
+                     "text": {}, "sha256": {}, "files": {}}
+
+
+def test_file_state(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x\n")
+    os.chmod(tmp_path / "f", 0o750)
+    state = file_state(str(tmp_path / "f"))
+    assert state["exists"] is True and state["isdir"] is False and state["mode"] == "0750"
+    assert state["sha256"] == hashlib.sha256(b"x\n").hexdigest()
+    assert state["owner"] == pwd.getpwuid(os.getuid()).pw_name
+    assert file_state(str(tmp_path))["isdir"] is True and file_state(str(tmp_path))["sha256"] is None
+    assert file_state(str(tmp_path / "none")) == {"exists": False, "isdir": False, "mode": None, "owner": None,
+                                                  "group": None, "sha256": None}
 
 
 def test_read_text(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import ansible_collections.ascendops.gr00t as collection
 
@@ -231,19 +232,44 @@ def test_module_payloads_are_kept_and_used_while_their_files_are_unchanged(tmp_p
     assert sorted(p.name for p in kept.iterdir()) == [
         "c.mod-ZIP_DEFLATED-none", "c.mod-ZIP_DEFLATED-none" + preload.SOURCES_SUFFIX]
 
-    assert preload.restore_payloads(str(kept), str(later)) == {"c.mod-ZIP_DEFLATED-none"}
+    assert preload.restore_payloads(str(kept), str(later), locate) == {"c.mod-ZIP_DEFLATED-none"}
     assert (later / "c.mod-ZIP_DEFLATED-none").read_bytes() == (run / "c.mod-ZIP_DEFLATED-none").read_bytes()
 
     (later / "c.mod-ZIP_DEFLATED-none").unlink()
     (src / "util.py").write_bytes(b"X = 2\n")
-    assert preload.restore_payloads(str(kept), str(later)) == set()
+    assert preload.restore_payloads(str(kept), str(later), locate) == set()
     assert list(later.iterdir()) == []
     (src / "util.py").write_bytes(b"X = 1\n")
-    assert preload.restore_payloads(str(kept), str(later)) == {"c.mod-ZIP_DEFLATED-none"}
+    assert preload.restore_payloads(str(kept), str(later), locate) == {"c.mod-ZIP_DEFLATED-none"}
     # A package __init__.py that appears where Ansible wrote its own is a change too.
     (later / "c.mod-ZIP_DEFLATED-none").unlink()
     (src / "__init__.py").write_bytes(b"")
-    assert preload.restore_payloads(str(kept), str(later)) == set()
+    assert preload.restore_payloads(str(kept), str(later), locate) == set()
+
+
+def test_a_payload_kept_from_another_checkout_is_not_used(tmp_path: Path) -> None:
+    """Two checkouts (or installs) of the collection on one controller build payloads of the
+    same names: a run uses only those built from the files it loads itself, even when the other
+    checkout's files are unchanged."""
+    from ansible_collections.ascendops.gr00t.plugins.callback import preload
+
+    old, new, kept, run, later = (tmp_path / name for name in ("old", "new", "kept", "run", "later"))
+    for directory in (old, new, kept, run, later):
+        directory.mkdir()
+    (old / "mod.py").write_bytes(b"OPTIONS = 1\n")
+    (new / "mod.py").write_bytes(b"OPTIONS = 2\n")
+
+    def locate_in(root: Path) -> Callable[[str], str | None]:
+        return lambda entry: str(root / entry.rsplit("/", 1)[-1])
+
+    write_payload(run / "c.mod-ZIP_DEFLATED-none", {"c/mod.py": b"OPTIONS = 1\n"})
+    preload.keep_payloads(str(run), str(kept), set(), locate_in(old))
+    assert preload.restore_payloads(str(kept), str(later), locate_in(new)) == set()
+    assert preload.restore_payloads(str(kept), str(later), locate_in(old)) == {"c.mod-ZIP_DEFLATED-none"}
+    # A list kept in an older form is not used either.
+    (kept / ("c.mod-ZIP_DEFLATED-none" + preload.SOURCES_SUFFIX)).write_text(
+        '{"%s": "%s"}' % (old / "mod.py", "0" * 64))
+    assert preload.restore_payloads(str(kept), str(later / "x"), locate_in(old)) == set()
 
 
 def test_module_payload_entries_map_to_ansible_core_files() -> None:

@@ -161,9 +161,12 @@ def test_a_stage_s_own_input_checks_run_in_the_first_pass(tmp_path: Path) -> Non
     """A stage's own checks (__<role>_input_checks in its role vars) stop the run on its first task."""
     result = run_check(tmp_path, "-e", "cann_version=nine", "-e", "mx_driving_local_version=a_b",
                        "-e", "npu_driver_install_poll=0", "-e", "gr00t_report_dir=reports",
-                       "-e", '{"preflight_disk_requirements": [{"path": "opt", "min_free_gb": 1}]}')
+                       "-e", '{"preflight_disk_requirements": [{"path": "opt", "min_free_gb": 1}]}',
+                       "-e", "python_env_name=base", "-e", "system_deps_http_proxy=proxy:3128")
     assert result["failed"] and set(result["argument_errors"]) == {"cann", "mx_driving", "npu_driver", "gr00t",
-                                                                   "preflight"}
+                                                                   "preflight", "python_env", "system_deps"}
+    assert "python_env_name (ascend_conda_env) is 'base'" in result["msg"]
+    assert "system_deps_http_proxy is proxy:3128" in result["msg"]
     assert "gr00t_report_dir, gr00t_python" in result["msg"] and "'reports'" in result["msg"]
     assert "preflight_disk_requirements entries" in result["msg"]
     assert "cann: cann_version is 'nine' (want e.g. 9.0.0)" in result["msg"]
