@@ -84,6 +84,11 @@ def file_state(path: str) -> dict[str, Any]:
             "sha256": None if isdir else hash_file(path)["sha256"]}
 
 
+def file_states(paths: list[str]) -> dict[str, dict[str, Any]]:
+    """file_state of each path, keyed by the path as given."""
+    return {path: file_state(path) for path in paths}
+
+
 def look(paths: list[str], globs: list[str], json_files: list[str],
          text_files: list[str] | None = None, sha256_files: list[str] | None = None,
          files: list[str] | None = None) -> dict[str, dict[str, Any]]:
@@ -94,5 +99,5 @@ def look(paths: list[str], globs: list[str], json_files: list[str],
         "json": {path: read_json(path) for path in json_files},
         "text": {path: read_text(path) for path in text_files or []},
         "sha256": {path: hash_file(path) for path in sha256_files or []},
-        "files": {path: file_state(path) for path in files or []},
+        "files": file_states(files or []),
     }

@@ -34,6 +34,7 @@ options:
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
   - ascendops.gr00t.installer_lock
+  - ascendops.gr00t.files
   - ascendops.gr00t.attributes.facts
 """
 
@@ -47,6 +48,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+files:
+  description: For each path of O(files), what M(ascendops.gr00t.path_facts) reports for it under C(files).
+  returned: always
+  type: dict
 login_env:
   description:
     - With O(login_shell), what a login shell sees, C(ASCEND_HOME_PATH) and C(ATB_HOME_PATH) (empty
@@ -85,16 +90,19 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascendops.gr00t.plugins.module_utils.ascend_install import (
     LOGIN_SCRIPT, install_facts, login_env)
 from ansible_collections.ascendops.gr00t.plugins.module_utils.installer_lock import ARGUMENT_SPEC as INSTALLER_LOCK, wait_or_fail
+from ansible_collections.ascendops.gr00t.plugins.module_utils.path_facts import file_states
 
 
 def main() -> None:
     module = AnsibleModule(
         argument_spec=dict(root=dict(type="path", default="/usr/local/Ascend"),
-                           login_shell=dict(type="bool", default=False), **INSTALLER_LOCK),
+                           login_shell=dict(type="bool", default=False),
+                           files=dict(type="list", elements="str", default=[]), **INSTALLER_LOCK),
         supports_check_mode=True,
     )
     wait_or_fail(module)
-    result: Dict[str, object] = {"ansible_facts": {"ascend": install_facts(module.params["root"])}}
+    result: Dict[str, object] = {"ansible_facts": {"ascend": install_facts(module.params["root"])},
+                                 "files": file_states(module.params["files"])}
     if module.params["login_shell"]:
         rc, out, dummy = module.run_command(["bash", "-lc", LOGIN_SCRIPT])
         result["login_env"] = login_env(rc, out)

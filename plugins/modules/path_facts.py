@@ -46,17 +46,10 @@ options:
     type: list
     elements: str
     default: []
-  files:
-    description:
-      - Absolute paths of files and directories that a later M(ascendops.gr00t.file_set) task
-        writes; the filter C(ascendops.gr00t.file_set_pending) tells from RV(files) whether that
-        task has anything to do, so a converged node skips it.
-    type: list
-    elements: str
-    default: []
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
   - ascendops.gr00t.installer_lock
+  - ascendops.gr00t.files
 """
 
 EXAMPLES = r"""
