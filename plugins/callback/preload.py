@@ -36,6 +36,10 @@ description:
     O(cache_dir) with the sha256 of every file they were built from, and a later run starts with the
     ones whose files are unchanged. Where ansible-core keeps a run's payloads and how it writes them
     are internal to it; if either changes, no kept payload is used and Ansible builds them as before.
+  - When the first play that runs one of this collection's roles starts, it reads the argument
+    specs, defaults and vars of all of the collection's roles through the playbook's loader, which
+    keeps what it parsed. The ascend role's first pass reads them all on every node; a worker then
+    finds them parsed instead of parsing them again.
   - Enable it with C(callbacks_enabled) in C(ansible.cfg); the project's configuration does.
 options:
   compile_cache:
@@ -116,6 +120,10 @@ PRELOAD = (
     (test_loader, "ansible.builtin.match"),
     (filter_loader, "ascendops.gr00t.mask_credentials"),
     (lookup_loader, "ascendops.gr00t.artifact_manifest"),
+    # The lookups the stages render their files with, in the tasks and in the checks that skip a
+    # write whose file is already as rendered (file_set_pending).
+    (lookup_loader, "ansible.builtin.template"),
+    (lookup_loader, "ansible.builtin.file"),
 )
 
 
@@ -130,6 +138,7 @@ class CallbackModule(CallbackBase):
         # The kept module payloads (None: not kept across runs) and those this run started with.
         self.module_dir: str | None = None
         self.restored: set[str] = set()
+        self.roles_read = False
 
     def v2_playbook_on_start(self, playbook: object) -> None:
         for loader, name in PRELOAD:
@@ -146,12 +155,39 @@ class CallbackModule(CallbackBase):
             if self.module_dir is not None:
                 self.restored = restore_payloads(self.module_dir, run_directory(ANSIBALLZ_CACHE))
 
+    def v2_playbook_on_play_start(self, play: t.Any) -> None:
+        if self.roles_read:
+            return
+        for role in play.get_roles():
+            if role._role_collection == COLLECTION:
+                read_role_files(play._loader, os.path.dirname(role._role_path))
+                self.roles_read = True
+                return
+
     def v2_playbook_on_stats(self, stats: object) -> None:
         if self.module_dir is not None:
             keep_payloads(run_directory(ANSIBALLZ_CACHE), self.module_dir, self.restored)
 
     def v2_playbook_on_task_start(self, task: object, is_conditional: bool) -> None:
         freeze_heap()
+
+
+COLLECTION = "ascendops.gr00t"
+# What plugins/action/role_arguments.py reads of every stage.
+ROLE_FILES = (("meta", "argument_specs.yml"), ("defaults", "main.yml"), ("vars", "main.yml"))
+
+
+def read_role_files(loader: t.Any, roles_dir: str) -> list[str]:
+    """Parse each role's ROLE_FILES under roles_dir with the loader, which caches them (as the
+    action loads them: trusted as templates, not copied); the paths read."""
+    read = []
+    for role in sorted(os.listdir(roles_dir)):
+        for parts in ROLE_FILES:
+            path = os.path.join(roles_dir, role, *parts)
+            if os.path.isfile(path):
+                loader.load_from_file(path, trusted_as_template=True, unsafe=True)
+                read.append(path)
+    return read
 
 
 def freeze_heap() -> None:

@@ -49,7 +49,6 @@ options:
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
   - ascendops.gr00t.installer_lock
-  - ascendops.gr00t.files
 """
 
 EXAMPLES = r"""
@@ -69,10 +68,6 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-files:
-  description: For each path of O(files), what M(ascendops.gr00t.path_facts) reports for it under C(files).
-  returned: always
-  type: dict
 conda_version:
   description: What C(conda --version) answered, without the C(conda) word; empty when conda did not answer.
   returned: always
@@ -127,7 +122,6 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.commands import ru
 from ansible_collections.ascendops.gr00t.plugins.module_utils.conda_env import (
     conda_version, env_action, miniforge_action, python_version, wheel_hashes)
 from ansible_collections.ascendops.gr00t.plugins.module_utils.installer_lock import ARGUMENT_SPEC as INSTALLER_LOCK, wait_or_fail
-from ansible_collections.ascendops.gr00t.plugins.module_utils.path_facts import file_states
 from ansible_collections.ascendops.gr00t.plugins.module_utils.pip_pins import PIP_ENV, PIP_QUIET, pin_plan
 
 VERSION_CODE = "import sys; print('%d.%d' % sys.version_info[:2])"
@@ -142,7 +136,6 @@ def main() -> None:
             python_version=dict(type="str", required=True),
             pins=dict(type="list", elements="str", default=[]),
             wheelhouse=dict(type="path", default=""),
-            files=dict(type="list", elements="str", default=[]),
             **INSTALLER_LOCK,
         ),
         supports_check_mode=True,
@@ -168,8 +161,7 @@ def main() -> None:
         env_present=present, python_version=have_python,
         miniforge_action=miniforge_action(have_conda, params["conda_version"], prefix_exists),
         env_action=env_action(present, have_python, params["python_version"]), pin_plan=plan,
-        wheelhouse_sha256=wheel_hashes(params["wheelhouse"]) if params["wheelhouse"] else [],
-        files=file_states(params["files"]))
+        wheelhouse_sha256=wheel_hashes(params["wheelhouse"]) if params["wheelhouse"] else [])
 
 
 if __name__ == "__main__":

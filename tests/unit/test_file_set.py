@@ -13,7 +13,7 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.file_set import (
     current_content, file_diff, missing_directories, pending)
 from ansible_collections.ascendops.gr00t.plugins.module_utils.path_facts import look
 from ansible_collections.ascendops.gr00t.plugins.modules import (
-    ascend_install_facts, conda_env_facts, file_set, path_facts)
+    ascend_install_facts, file_set, path_facts)
 
 
 def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, args: dict,
@@ -164,9 +164,7 @@ def test_the_prediction_agrees_with_the_module(case: str, tmp_path: Path, monkey
 @pytest.mark.parametrize("main, args", [
     (path_facts.main, {}),
     (ascend_install_facts.main, {"root": "/nonexistent/Ascend"}),
-    (conda_env_facts.main, {"prefix": "/nonexistent/m", "env_name": "e", "conda_version": "24.3.0",
-                            "python_version": "3.10"}),
-], ids=["path_facts", "ascend_install_facts", "conda_env_facts"])
+], ids=["path_facts", "ascend_install_facts"])
 def test_each_stage_read_reports_the_files_its_write_decides_on(
         main, args: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     (tmp_path / "a.sh").write_text("echo\n")

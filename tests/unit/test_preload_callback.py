@@ -283,3 +283,21 @@ def test_module_payload_entries_map_to_ansible_core_files() -> None:
     mine = preload.locate_source("ansible_collections/ascendops/gr00t/plugins/module_utils/preflight.py")
     assert mine is not None and Path(mine).read_bytes() == (REPO / "plugins/module_utils/preflight.py").read_bytes()
     assert preload.locate_source("ansible_collections/__init__.py") is None
+
+
+def test_the_role_files_the_first_pass_reads_are_parsed_once_in_the_main_process(tmp_path: Path) -> None:
+    """Every role's argument specs, defaults and vars, as plugins/action/role_arguments.py reads
+    them: through the loader that the workers inherit, which keeps what it parsed."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible_collections.ascendops.gr00t.plugins.callback import preload
+
+    roles = Path(list(collection.__path__)[0]) / "roles"
+    loader = DataLoader()
+    read = preload.read_role_files(loader, str(roles))
+    assert str(roles / "gr00t" / "meta" / "argument_specs.yml") in read
+    assert str(roles / "ascend" / "vars" / "main.yml") in read
+    assert all(path in loader._FILE_CACHE for path in read)
+    assert not any(path.endswith("tasks/main.yml") for path in read)
+    cached = loader._FILE_CACHE[str(roles / "cann" / "defaults" / "main.yml")]
+    assert loader.load_from_file(str(roles / "cann" / "defaults" / "main.yml"), trusted_as_template=True,
+                                 unsafe=True) is cached
