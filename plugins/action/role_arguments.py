@@ -24,6 +24,7 @@ from ansible.errors import AnsibleError, AnsibleUndefinedVariable
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
+from ansible.template import is_trusted_as_template, trust_as_template
 
 from ansible_collections.ascendops.gr00t.plugins.module_utils.redact import mask_credentials
 
@@ -36,6 +37,52 @@ def role_entry(item: str) -> tuple[str, str]:
     """`role` or `role:entry_point` -> (role, entry point); `main` when none is named."""
     role, dummy, entry = item.partition(":")
     return role, entry or ENTRY_POINT
+
+
+# A default that only names another variable ("{{ ascend_install_root }}"): most stage defaults.
+_REFERENCE = re.compile(r"^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$")
+
+
+class Resolver:
+    """Templates values in one scope, each variable a value names alone (`{{ name }}`) once: a
+    full render costs a new template context over every variable in scope, and most stage
+    defaults name a site-wide one that several stages share. Anything else, and a value not
+    trusted as a template, is rendered by the templar as it is."""
+
+    def __init__(self, templar: Any, scope: Mapping[str, Any]) -> None:
+        self._templar = templar
+        self._scope = scope
+        self._resolved: dict[str, Any] = {}
+        self._resolving: set[str] = set()
+
+    def value(self, raw: Any) -> Any:
+        match = _REFERENCE.match(raw) if isinstance(raw, str) and is_trusted_as_template(raw) else None
+        name = match.group(1) if match else None
+        if name is None or name not in self._scope or name in self._resolving:
+            return self._templar.template(raw)
+        if name not in self._resolved:
+            self._resolving.add(name)
+            try:
+                self._resolved[name] = self.value(self._scope[name])
+            finally:
+                self._resolving.discard(name)
+        return self._resolved[name]
+
+
+# A check's `ok`: one Jinja expression and nothing around it.
+_EXPRESSION = re.compile(r"^\s*\{\{(.*)\}\}\s*$", re.DOTALL)
+
+
+def one_expression(texts: list[Any]) -> str | None:
+    """One template whose value is the list of the values of `texts`, each a single expression
+    trusted as a template (`{{ ... }}`); None when one is not."""
+    parts = []
+    for text in texts:
+        match = _EXPRESSION.match(text) if isinstance(text, str) and is_trusted_as_template(text) else None
+        if match is None or any(token in match.group(1) for token in ("{{", "}}", "{%", "%}", "{#")):
+            return None
+        parts.append(f"({match.group(1)})")
+    return trust_as_template("{{ [" + ", ".join(parts) + "] }}")
 
 
 def role_inputs(options: Mapping[str, Any], defaults: Mapping[str, Any],
@@ -118,15 +165,27 @@ class ActionModule(ActionBase):
         if raw is None:
             return []
         scoped = templar.copy_with_new_env(available_variables=ChainMap(role_vars, templar.available_variables))
-        messages = []
-        for item in check_items(input_checks_name(role), raw):
+        items = check_items(input_checks_name(role), raw)
+        # All of them in one render when they can be; each on its own when one of them fails.
+        combined = one_expression([item["ok"] for item in items])
+        results = None
+        if combined is not None:
             try:
-                ok = scoped.template(item["ok"])
-            except AnsibleUndefinedVariable:
-                continue
-            except AnsibleError as exc:
-                messages.append(one_line(f"a check of {role} cannot be templated: {exc.message}"))
-                continue
+                results = list(scoped.template(combined))
+            except AnsibleError:
+                results = None
+        messages = []
+        for index, item in enumerate(items):
+            if results is not None:
+                ok = results[index]
+            else:
+                try:
+                    ok = scoped.template(item["ok"])
+                except AnsibleUndefinedVariable:
+                    continue
+                except AnsibleError as exc:
+                    messages.append(one_line(f"a check of {role} cannot be templated: {exc.message}"))
+                    continue
             if boolean(ok, strict=False):
                 continue
             try:
@@ -158,8 +217,9 @@ class ActionModule(ActionBase):
                 role_vars[item] = self._role_file(roles_dir, role, "vars", "main.yml", optional=True)
         # A default may name another role's default (or one of its own): all of them are in
         # scope, below every variable the run sets.
-        templar = self._templar.copy_with_new_env(
-            available_variables=ChainMap(task_vars, *(defaults[role] for role in roles)))
+        scope = ChainMap(task_vars, *(defaults[role] for role in roles))
+        templar = self._templar.copy_with_new_env(available_variables=scope)
+        resolver = Resolver(templar, scope)
 
         problems: dict[str, list[str]] = {}
         found: dict[str, dict[str, Any]] = {}
@@ -167,7 +227,7 @@ class ActionModule(ActionBase):
             values, errors = {}, []
             for name, raw in role_inputs(specs[role], defaults[role], task_vars).items():
                 try:
-                    values[name] = templar.template(raw)
+                    values[name] = resolver.value(raw)
                 except AnsibleUndefinedVariable:
                     # A default built from facts a play without fact gathering lacks (a status
                     # or stop playbook): that stage does not run there, and a stage play gathers.

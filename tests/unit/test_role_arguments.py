@@ -184,3 +184,48 @@ def test_every_stage_s_own_checks_have_an_ok_and_a_message() -> None:
         checks = (yaml.safe_load(path.read_text()) or {}).get(f"__{role}_input_checks") if path.exists() else None
         for check in checks or []:
             assert set(check) == {"ok", "msg"} and "{{" in check["ok"], (role, check)
+
+
+# ---------------------------------------------------------------- fewer renders, same values
+
+
+def test_checks_that_are_one_expression_each_render_together() -> None:
+    from ansible.template import is_trusted_as_template, trust_as_template
+    from ansible_collections.ascendops.gr00t.plugins.action.role_arguments import one_expression
+
+    combined = one_expression([trust_as_template("{{ a | int > 1 }}"), trust_as_template("{{ b\n   and c }}")])
+    assert combined == "{{ [( a | int > 1 ), ( b\n   and c )] }}" and is_trusted_as_template(combined)
+    # Text around an expression, a second expression, a block, or text not trusted: each on its own.
+    for odd in ("x {{ a }}", "{{ a }}{{ b }}", "{% if a %}1{% endif %}"):
+        assert one_expression([trust_as_template("{{ a }}"), trust_as_template(odd)]) is None
+    assert one_expression(["{{ a }}"]) is None
+
+
+def test_a_default_that_names_a_variable_is_resolved_once_with_the_same_value() -> None:
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
+    from ansible_collections.ascendops.gr00t.plugins.action.role_arguments import Resolver
+
+    scope = {"site_root": trust_as_template("{{ base }}/Ascend"), "base": "/usr/local",
+             "cann_root": trust_as_template("{{ site_root }}"), "driver_root": trust_as_template("{{ site_root }}"),
+             "npus": 8, "npu_count": trust_as_template("{{ npus }}"), "loop_a": trust_as_template("{{ loop_a }}"),
+             "untrusted": "{{ base }}"}
+    templar = Templar(loader=DataLoader(), variables=scope)
+    renders = []
+    real_template = templar.template
+
+    def counting(value, *args, **kwargs):
+        renders.append(value)
+        return real_template(value, *args, **kwargs)
+
+    templar.template = counting
+    resolver = Resolver(templar, scope)
+    assert resolver.value(scope["cann_root"]) == "/usr/local/Ascend"
+    assert resolver.value(scope["driver_root"]) == "/usr/local/Ascend"
+    assert resolver.value(scope["npu_count"]) == 8
+    assert renders.count(scope["site_root"]) == 1
+    # Not trusted as a template: the templar decides, as for any value (it leaves it as it is).
+    assert resolver.value(scope["untrusted"]) == "{{ base }}"
+    # A variable that names itself is the templar's to refuse.
+    with pytest.raises(Exception):
+        resolver.value(scope["loop_a"])
