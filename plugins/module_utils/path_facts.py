@@ -70,18 +70,23 @@ def _name(lookup: Any, ident: int) -> str:
         return str(ident)
 
 
-def file_state(path: str) -> dict[str, Any]:
-    """What a write of the file (or the directory) decides on: whether it is there, whether it is
-    a directory, its mode (octal string), owner and group names and, for a file, its sha256.
-    Links are followed, as the writes do."""
+def attributes(path: str) -> dict[str, Any]:
+    """Whether the path is there, whether it is a directory, its mode (octal string, stat's form)
+    and its owner and group names (the ids when they have none); links are followed."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        return {"exists": False, "isdir": False, "mode": None, "owner": None, "group": None, "sha256": None}
-    isdir = stat.S_ISDIR(info.st_mode)
-    return {"exists": True, "isdir": isdir, "mode": "%04o" % stat.S_IMODE(info.st_mode),
-            "owner": _name(pwd.getpwuid, info.st_uid), "group": _name(grp.getgrgid, info.st_gid),
-            "sha256": None if isdir else hash_file(path)["sha256"]}
+        return {"exists": False, "isdir": False, "mode": None, "owner": None, "group": None}
+    return {"exists": True, "isdir": stat.S_ISDIR(info.st_mode), "mode": "%04o" % stat.S_IMODE(info.st_mode),
+            "owner": _name(pwd.getpwuid, info.st_uid), "group": _name(grp.getgrgid, info.st_gid)}
+
+
+def file_state(path: str) -> dict[str, Any]:
+    """What a write of the file (or the directory) decides on: its attributes and, for a file that
+    is there, its sha256. Links are followed, as the writes do."""
+    state = attributes(path)
+    state["sha256"] = hash_file(path)["sha256"] if state["exists"] and not state["isdir"] else None
+    return state
 
 
 def file_states(paths: list[str]) -> dict[str, dict[str, Any]]:

@@ -6,9 +6,7 @@ functions on PCI, the packages of a dkms build, the install root's owner and mod
 functions; the preflight_facts module runs the commands."""
 from __future__ import annotations
 
-import os
-import pwd
-import stat
+from ansible_collections.ascendops.gr00t.plugins.module_utils.path_facts import attributes
 
 
 def pci_functions(stdout: str) -> int:
@@ -39,12 +37,5 @@ def dpkg_installed(rc: int, stdout: str) -> bool:
 
 def owner_and_mode(path: str) -> dict[str, object]:
     """Whether the path exists, its owner's name and its mode as an octal string (stat's form)."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return {"exists": False, "owner": None, "mode": None}
-    try:
-        owner = pwd.getpwuid(info.st_uid).pw_name
-    except KeyError:
-        owner = str(info.st_uid)
-    return {"exists": True, "owner": owner, "mode": "%04o" % stat.S_IMODE(info.st_mode)}
+    found = attributes(path)
+    return {key: found[key] for key in ("exists", "owner", "mode")}
