@@ -10,7 +10,9 @@ checks every listed role's spec at once, with each variable's value as the role 
 stage stops the run before anything changes. It also runs the checks a spec cannot express
 (ranges, path forms), each an `ok` and the `msg` that names the variable, the value found and
 the fix: those given to the task (templated by it), and a role's own `__<role>_input_checks`
-from its vars/main.yml, templated here with the role's vars in scope.
+from its vars/main.yml, templated here with the role's vars in scope. A role's `__<role>_notes`
+(a `show` and a `msg`) say what a stage that is off leaves alone: shown here, once per host and
+run, a stage needs no task of its own on every node to say it.
 """
 from __future__ import annotations
 
@@ -105,11 +107,11 @@ def found_values(errors: list[str], values: Mapping[str, Any], hidden: set[str])
     return {name: "(hidden: no_log)" if name in hidden else mask_credentials(values[name]) for name in sorted(named)}
 
 
-def check_items(role: str, items: Any) -> list[Mapping[str, Any]]:
-    """A role's checks, refused unless a list of {ok, msg}."""
-    if not isinstance(items, list) or not all(isinstance(item, Mapping) and "ok" in item and "msg" in item
+def check_items(role: str, items: Any, key: str = "ok") -> list[Mapping[str, Any]]:
+    """A role's checks (or notes, with key `show`), refused unless a list of {key, msg}."""
+    if not isinstance(items, list) or not all(isinstance(item, Mapping) and key in item and "msg" in item
                                               for item in items):
-        raise AnsibleError(f"role_arguments: checks of {role} must be a list of {{ok, msg}}, got {items!r}")
+        raise AnsibleError(f"role_arguments: {role} must be a list of {{{key}, msg}}, got {items!r}")
     return items
 
 
@@ -131,6 +133,11 @@ def failed_checks(checks: Mapping[str, Any]) -> dict[str, list[str]]:
 def input_checks_name(role: str) -> str:
     """The role var that holds a role's own input checks."""
     return f"__{role}_input_checks"
+
+
+def notes_name(role: str) -> str:
+    """The role var that holds the notes a role shows when it leaves something alone."""
+    return f"__{role}_notes"
 
 
 def failure_message(host: str, problems: Mapping[str, list[str]], found: Mapping[str, Mapping[str, Any]]) -> str:
@@ -157,42 +164,50 @@ class ActionModule(ActionBase):
         return self._loader.load_from_file(path, trusted_as_template=True, unsafe=True) or {}
 
     @staticmethod
-    def _own_checks(templar: Any, role: str, role_vars: Mapping[str, Any]) -> list[str]:
-        """The messages of a role's own input checks that fail, each `ok` templated with the
-        role's vars in scope; a check whose value needs facts this play has not gathered is left
-        out (as a spec's value is). The message is templated only for a check that fails."""
-        raw = role_vars.get(input_checks_name(role))
-        if raw is None:
-            return []
+    def _own_checks(templar: Any, role: str, role_vars: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+        """The messages of a role's own input checks that fail and of its notes that show, each
+        `ok` and `show` templated with the role's vars in scope; one whose value needs facts this
+        play has not gathered is left out (as a spec's value is). A message is templated only for
+        a check that fails or a note that shows."""
+        checks = check_items(input_checks_name(role), role_vars.get(input_checks_name(role)) or [])
+        notes = check_items(notes_name(role), role_vars.get(notes_name(role)) or [], key="show")
+        if not checks and not notes:
+            return [], []
         scoped = templar.copy_with_new_env(available_variables=ChainMap(role_vars, templar.available_variables))
-        items = check_items(input_checks_name(role), raw)
+        conditions = [item["ok"] for item in checks] + [item["show"] for item in notes]
         # All of them in one render when they can be; each on its own when one of them fails.
-        combined = one_expression([item["ok"] for item in items])
+        combined = one_expression(conditions)
         results = None
         if combined is not None:
             try:
                 results = list(scoped.template(combined))
             except AnsibleError:
                 results = None
-        messages = []
-        for index, item in enumerate(items):
+        problems: list[str] = []
+        shown: list[str] = []
+        for index, condition in enumerate(conditions):
+            is_check = index < len(checks)
+            item = checks[index] if is_check else notes[index - len(checks)]
             if results is not None:
-                ok = results[index]
+                value = results[index]
             else:
                 try:
-                    ok = scoped.template(item["ok"])
+                    value = scoped.template(condition)
                 except AnsibleUndefinedVariable:
                     continue
                 except AnsibleError as exc:
-                    messages.append(one_line(f"a check of {role} cannot be templated: {exc.message}"))
+                    kind = "check" if is_check else "note"
+                    problems.append(one_line(f"a {kind} of {role} cannot be templated: {exc.message}"))
                     continue
-            if boolean(ok, strict=False):
+            # A check that holds, or a note with nothing to say.
+            if boolean(value, strict=False) == is_check:
                 continue
             try:
-                messages.append(one_line(scoped.template(item["msg"])))
+                message = one_line(scoped.template(item["msg"]))
             except AnsibleError:
-                messages.append(one_line(item["msg"]))
-        return messages
+                message = one_line(item["msg"])
+            (problems if is_check else shown).append(message)
+        return problems, shown
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result = super().run(tmp, task_vars)
@@ -244,15 +259,21 @@ class ActionModule(ActionBase):
                 found[role] = found_values(problems[role], values, secret_options(specs[role]))
         # After the spec's messages of the same role: a wrong type is the first thing to fix.
         given = failed_checks(checks)
+        notes: list[str] = []
         for role in dict.fromkeys([*roles, *given]):
-            messages = given.get(role, []) + (self._own_checks(templar, role, role_vars[role]) if role in role_vars else [])
+            own, shown = self._own_checks(templar, role, role_vars[role]) if role in role_vars else ([], [])
+            messages = given.get(role, []) + own
             if messages:
                 problems[role] = problems.get(role, []) + messages
+            notes += shown
 
-        result.update(changed=False, roles=roles)
+        result["changed"] = False
         if problems:
             result.update(failed=True, argument_errors=problems,
                           msg=failure_message(task_vars.get("inventory_hostname", "this host"), problems, found))
         else:
             result["msg"] = f"The settings of {', '.join(roles)} fit their argument specs"
+            if notes:
+                # Shown without -v, as a debug task's message is.
+                result.update(notes=notes, _ansible_verbose_always=True)
         return result

@@ -35,6 +35,9 @@ options:
       - A role's own checks, the list C(__<role>_input_checks) in its C(vars/main.yml), are
         templated by the action with the role's vars in scope and run too. A check whose value needs
         facts the play has not gathered is left out.
+      - A role's notes, the list C(__<role>_notes) in its C(vars/main.yml), each a C(show) and a
+        C(msg), are templated the same way; the message of every note that shows is returned in
+        RV(notes).
     type: dict
     default: {}
 extends_documentation_fragment:
@@ -52,12 +55,19 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-roles:
-  description: The roles checked.
+msg:
+  description: The roles checked, or on failure every problem with the value found and the fix.
   returned: always
+  type: str
+  sample: The settings of system_deps, cann fit their argument specs
+notes:
+  description:
+    - What a stage that is off leaves alone on this host (its C(__<role>_notes) that show), shown
+      without C(-v).
+  returned: success, when a note shows
   type: list
   elements: str
-  sample: [system_deps, cann]
+  sample: ["train_enabled is false (ascend_train_enabled): no training is launched on node1. ..."]
 argument_errors:
   description: The validator's messages and those of the checks that failed, per role with problems.
   returned: failure

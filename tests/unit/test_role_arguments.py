@@ -117,7 +117,21 @@ def run_check(tmp_path: Path, *extra: str, facts: bool = True) -> dict:
 def test_the_stage_defaults_pass(tmp_path: Path) -> None:
     result = run_check(tmp_path)
     assert not result.get("failed"), result.get("msg")
-    assert result["roles"] == ["ascend:settings", *STAGE_ROLES]
+    assert result["msg"] == f"The settings of {', '.join(['ascend:settings', *STAGE_ROLES])} fit their argument specs"
+    # The device network is off by default: the first pass says so, shown without -v.
+    assert result["notes"] == [
+        "npu_network_enabled is false (ascend_manage_npu_network): the NPU device network of localhost is left "
+        "as it is. Set it true for multi-node training."]
+
+
+def test_every_stage_that_is_off_is_noted_once_and_a_stage_that_is_on_is_not(tmp_path: Path) -> None:
+    result = run_check(tmp_path, "-e", "ascend_manage_driver=false", "-e", "ascend_train_enabled=false")
+    assert not result.get("failed"), result.get("msg")
+    assert [note.split(" is false")[0] for note in result["notes"]] == [
+        "npu_driver_enabled", "npu_network_enabled", "train_enabled"]
+    assert "no training is launched on localhost" in result["notes"][2]
+    on = run_check(tmp_path, "-e", "ascend_manage_npu_network=true")
+    assert "notes" not in on, on
 
 
 def test_a_bad_value_for_the_last_stage_stops_the_first(tmp_path: Path) -> None:
@@ -178,12 +192,21 @@ def test_a_stage_that_is_off_is_not_held_to_its_checks(tmp_path: Path) -> None:
     assert not run_check(tmp_path, "-e", "ascend_manage_driver=false", "-e", "npu_driver_install_poll=0").get("failed")
 
 
-def test_every_stage_s_own_checks_have_an_ok_and_a_message() -> None:
+def test_every_stage_s_own_checks_and_notes_have_a_condition_and_a_message() -> None:
     for role in STAGE_ROLES:
         path = REPO / "roles" / role / "vars" / "main.yml"
-        checks = (yaml.safe_load(path.read_text()) or {}).get(f"__{role}_input_checks") if path.exists() else None
-        for check in checks or []:
+        role_vars = (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
+        for check in role_vars.get(f"__{role}_input_checks") or []:
             assert set(check) == {"ok", "msg"} and "{{" in check["ok"], (role, check)
+        for note in role_vars.get(f"__{role}_notes") or []:
+            assert set(note) == {"show", "msg"} and "{{" in note["show"], (role, note)
+
+
+def test_a_note_without_show_is_refused() -> None:
+    from ansible_collections.ascendops.gr00t.plugins.action.role_arguments import check_items
+
+    with pytest.raises(AnsibleError, match=r"__train_notes must be a list of \{show, msg\}"):
+        check_items("__train_notes", [{"ok": "{{ true }}", "msg": "x"}], key="show")
 
 
 # ---------------------------------------------------------------- fewer renders, same values
