@@ -122,7 +122,7 @@ PRELOAD = (
     (lookup_loader, "ascendops.gr00t.artifact_manifest"),
     # The lookups the stages render their files with, in the tasks and in the checks that skip a
     # write whose file is already as rendered (file_set_pending).
-    (lookup_loader, "ansible.builtin.template"),
+    (lookup_loader, "ascendops.gr00t.role_template"),
     (lookup_loader, "ansible.builtin.file"),
 )
 
