@@ -36,6 +36,13 @@ description:
     O(cache_dir) with the sha256 of every file they were built from, and a later run starts with the
     ones whose files are unchanged. Where ansible-core keeps a run's payloads and how it writes them
     are internal to it; if either changes, no kept payload is used and Ansible builds them as before.
+  - Ansible finds a filter or test named by its collection (C(ascendops.gr00t.mask_credentials))
+    by walking every plugin file of that collection each time a template environment asks for it,
+    and a worker makes several environments per task (about 300 such walks per node on a rerun).
+    With O(plugin_cache) on, what a name resolves to is kept for the run, and every filter and
+    test of this collection is resolved in the main process when the playbook starts, so each
+    worker inherits them. This replaces a method of ansible-core's Jinja plugin loader, internal to
+    ansible-core; when it is not found, the cache stays off and the run is as without it.
   - When the first play that runs one of this collection's roles starts, it reads the argument
     specs, defaults and vars of all of the collection's roles through the playbook's loader, which
     keeps what it parsed. The ascend role's first pass reads them all on every node; a worker then
@@ -53,6 +60,18 @@ options:
     ini:
       - section: callback_preload
         key: compile_cache
+  plugin_cache:
+    description:
+      - Keep what a filter or test name qualified by its collection resolves to for the rest of the
+        run, and resolve this collection's filters and tests in the main process.
+      - Set it to false if a filter or test is added to a collection while a run is going on.
+    type: bool
+    default: true
+    env:
+      - name: ASCENDOPS_PLUGIN_CACHE
+    ini:
+      - section: callback_preload
+        key: plugin_cache
   module_cache:
     description:
       - Keep the module payloads Ansible builds (a module zipped with the module_utils it imports, built
@@ -97,6 +116,7 @@ import json
 import marshal
 import os
 import pickle
+import pkgutil
 import shutil
 import stat
 import sys
@@ -111,7 +131,7 @@ import jinja2
 from ansible import constants as C
 from ansible.release import __version__ as ansible_version
 from ansible.plugins.callback import CallbackBase
-from ansible.plugins.loader import filter_loader, lookup_loader, test_loader
+from ansible.plugins.loader import Jinja2Loader, filter_loader, lookup_loader, test_loader
 
 # One name per collection and plugin type is enough for filters and tests: resolving one of
 # them loads every plugin file of that collection (ansible.builtin's included).
@@ -143,6 +163,10 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_start(self, playbook: object) -> None:
         for loader, name in PRELOAD:
             loader.get(name)
+        if self.get_option("plugin_cache") and install_plugin_cache():
+            for loader in (filter_loader, test_loader):
+                for name in jinja_plugin_names(loader) + collection_plugin_names(loader, COLLECTION):
+                    loader.get(name)
         now = time.time()
         if self.get_option("compile_cache"):
             internals = _ansible_environment()
@@ -188,6 +212,53 @@ def read_role_files(loader: t.Any, roles_dir: str) -> list[str]:
                 loader.load_from_file(path, trusted_as_template=True, unsafe=True)
                 read.append(path)
     return read
+
+
+def install_plugin_cache() -> bool:
+    """Keep, for the rest of the process and its workers, what a filter or test name resolves to,
+    found or not (Jinja's own filters, such as `length`, are looked for among ansible.builtin's
+    first, and not found there); False when ansible-core's Jinja plugin loader has no such method
+    (the cache stays off). A name asked for with other arguments, or that fails, is not kept."""
+    original = getattr(Jinja2Loader, "get_with_context", None)
+    if original is None or getattr(original, "keeps_found", False):
+        return original is not None
+    found: dict[tuple[str, str], t.Any] = {}
+
+    def get_with_context(self: t.Any, name: str, *args: t.Any, **kwargs: t.Any) -> t.Any:
+        if args or kwargs:
+            return original(self, name, *args, **kwargs)
+        key = (self.type, name)
+        result = found.get(key)
+        if result is None:
+            result = found[key] = original(self, name)
+        return result
+
+    get_with_context.keeps_found = True  # type: ignore[attr-defined]
+    Jinja2Loader.get_with_context = get_with_context  # type: ignore[method-assign]
+    return True
+
+
+def jinja_plugin_names(loader: t.Any) -> list[str]:
+    """Jinja's own filters (or tests), by the names templates use (not the operators among the
+    tests, such as `==`)."""
+    return sorted(name for name in (jinja2.filters.FILTERS if loader.type == "filter" else jinja2.tests.TESTS)
+                  if name.isidentifier())
+
+
+def collection_plugin_names(loader: t.Any, collection: str) -> list[str]:
+    """The qualified name of every filter (or test) in the collection's plugin files."""
+    try:
+        package = importlib.import_module(f"ansible_collections.{collection}.plugins.{loader.type}")
+    except ImportError:
+        return []
+    names = []
+    for dummy, module_name, is_package in pkgutil.iter_modules(package.__path__, prefix=package.__name__ + "."):
+        if is_package:
+            continue
+        plugins = getattr(importlib.import_module(module_name), f"{loader.type.title()}Module", None)
+        if plugins is not None:
+            names += [f"{collection}.{name}" for name in getattr(plugins(), loader.method_map_name)()]
+    return sorted(names)
 
 
 def freeze_heap() -> None:

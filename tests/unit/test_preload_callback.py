@@ -49,6 +49,46 @@ def test_every_plugin_file_is_loaded_and_every_name_resolves() -> None:
     assert any(name.startswith("ansible.plugins.filter.core") for name in found["loaded"])
 
 
+PLUGIN_CACHE_PROBE = """
+import json, sys
+from ansible.plugins.loader import Jinja2Loader, filter_loader, init_plugin_loader, test_loader
+init_plugin_loader([sys.argv[1]])
+from ansible_collections.ascendops.gr00t.plugins.callback import preload
+names = {"filters": preload.collection_plugin_names(filter_loader, preload.COLLECTION),
+         "tests": preload.collection_plugin_names(test_loader, preload.COLLECTION),
+         "jinja_tests": preload.jinja_plugin_names(test_loader)}
+before = {name: getattr(filter_loader.get(name), "ansible_name", None)
+          for name in ["ascendops.gr00t.mask_credentials", "ansible.builtin.to_nice_yaml", "length", "combine"]}
+scans = []
+original = Jinja2Loader.get_with_context
+def counted(self, name, *args, **kwargs):
+    scans.append(name)
+    return original(self, name, *args, **kwargs)
+Jinja2Loader.get_with_context = counted
+installed = [preload.install_plugin_cache(), preload.install_plugin_cache()]
+after = {}
+for dummy in range(3):
+    after = {name: getattr(filter_loader.get(name), "ansible_name", None) for name in before}
+print(json.dumps({"names": names, "before": before, "after": after, "installed": installed, "scans": scans,
+                  "same": filter_loader.get("ascendops.gr00t.mask_credentials")
+                          is filter_loader.get("ascendops.gr00t.mask_credentials")}))
+"""
+
+
+def test_plugin_cache_resolves_each_name_once_to_what_ansible_finds() -> None:
+    res = subprocess.run([sys.executable, "-c", PLUGIN_CACHE_PROBE, str(COLLECTIONS_ROOT)],
+                         capture_output=True, text=True, check=True, cwd=REPO)
+    found = json.loads(res.stdout.splitlines()[-1])
+    assert found["installed"] == [True, True]
+    # Found or not (Jinja's own `length`), each name is looked for once however often it is asked for.
+    assert found["after"] == found["before"] and found["before"]["length"] is None
+    assert found["before"]["ascendops.gr00t.mask_credentials"] == "ascendops.gr00t.mask_credentials"
+    assert sorted(found["scans"]) == sorted(found["before"]) and found["same"]
+    assert "ascendops.gr00t.file_set_pending" in found["names"]["filters"]
+    # The operators among Jinja's tests are no plugin names.
+    assert "defined" in found["names"]["jinja_tests"] and "==" not in found["names"]["jinja_tests"]
+
+
 FREEZE_PROBE = """
 import gc, json, sys, weakref
 from ansible.plugins.loader import init_plugin_loader
