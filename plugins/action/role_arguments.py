@@ -107,11 +107,12 @@ def found_values(errors: list[str], values: Mapping[str, Any], hidden: set[str])
     return {name: "(hidden: no_log)" if name in hidden else mask_credentials(values[name]) for name in sorted(named)}
 
 
-def check_items(role: str, items: Any, key: str = "ok") -> list[Mapping[str, Any]]:
-    """A role's checks (or notes, with key `show`), refused unless a list of {key, msg}."""
+def check_items(what: str, items: Any, key: str = "ok") -> list[Mapping[str, Any]]:
+    """A role's checks (or notes, with key `show`), refused unless a list of {key, msg}; `what`
+    names them in the error."""
     if not isinstance(items, list) or not all(isinstance(item, Mapping) and key in item and "msg" in item
                                               for item in items):
-        raise AnsibleError(f"role_arguments: {role} must be a list of {{{key}, msg}}, got {items!r}")
+        raise AnsibleError(f"role_arguments: {what} must be a list of {{{key}, msg}}, got {items!r}")
     return items
 
 
@@ -124,7 +125,8 @@ def failed_checks(checks: Mapping[str, Any]) -> dict[str, list[str]]:
     """The message of every check that is not ok, per role; a role whose checks all pass is left out."""
     failed = {}
     for role, items in checks.items():
-        messages = [one_line(item["msg"]) for item in check_items(role, items) if not boolean(item["ok"], strict=False)]
+        messages = [one_line(item["msg"]) for item in check_items(f"the checks of {role}", items)
+                    if not boolean(item["ok"], strict=False)]
         if messages:
             failed[role] = messages
     return failed

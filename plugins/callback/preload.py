@@ -36,12 +36,13 @@ description:
     O(cache_dir) with the sha256 of every file they were built from, and a later run starts with the
     ones whose files are unchanged. Where ansible-core keeps a run's payloads and how it writes them
     are internal to it; if either changes, no kept payload is used and Ansible builds them as before.
-  - Ansible finds a filter or test named by its collection (C(ascendops.gr00t.mask_credentials))
-    by walking every plugin file of that collection each time a template environment asks for it,
-    and a worker makes several environments per task (about 300 such walks per node on a rerun).
-    With O(plugin_cache) on, what a name resolves to is kept for the run, and every filter and
-    test of this collection is resolved in the main process when the playbook starts, so each
-    worker inherits them. This replaces a method of ansible-core's Jinja plugin loader, internal to
+  - Ansible finds a filter or test named by its collection (C(ascendops.gr00t.mask_credentials)),
+    and each of Jinja's own (C(length), C(default), C(defined)), which it looks for among
+    ansible.builtin's first, by walking every plugin file of that collection each time a template
+    environment asks for it, and a worker makes several environments per task (about 300 such
+    walks per node on a rerun). With O(plugin_cache) on, what a name resolves to, found or not, is
+    kept for the run, and Jinja's and this collection's filters and tests are resolved in the main
+    process when the playbook starts, so each worker inherits them. This replaces a method of ansible-core's Jinja plugin loader, internal to
     ansible-core; when it is not found, the cache stays off and the run is as without it.
   - When the first play that runs one of this collection's roles starts, it reads the argument
     specs, defaults and vars of all of the collection's roles through the playbook's loader, which
@@ -62,8 +63,8 @@ options:
         key: compile_cache
   plugin_cache:
     description:
-      - Keep what a filter or test name qualified by its collection resolves to for the rest of the
-        run, and resolve this collection's filters and tests in the main process.
+      - Keep what a filter or test name resolves to, found or not, for the rest of the run, and
+        resolve Jinja's and this collection's filters and tests in the main process.
       - Set it to false if a filter or test is added to a collection while a run is going on.
     type: bool
     default: true
