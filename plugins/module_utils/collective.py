@@ -15,12 +15,68 @@ import os
 import re
 from typing import Any, Iterable
 
-# Started by torchrun on every rank: joins the process group the way training does (HCCL
-# through torch_npu when an NPU is there, gloo otherwise), all-reduces a tensor of ones a few
-# times and writes what it saw to <out>/rank-<RANK>.json after each stage, so a rank that
-# hangs or dies still leaves how far it got. argv: out size_mb iters backend join_timeout token
-WORKER = r'''
-import datetime, json, os, socket, statistics, sys, time
+# The reachability probe of the rank program, standard library only: a node's first rank
+# takes connections on a free port while the check runs and connects to the other nodes'.
+# A collective's own errors cannot tell the closed node from its peers (a rank that fails on
+# the closed node drops its other pairs in turn, and those name it); a connection refused or
+# unanswered says which node the others cannot reach.
+REACH = r'''
+import socket, threading
+
+
+def own_addr(master):
+    """The address this node reaches the master from, the one its peers reach it at."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.connect((master, 9))
+        return udp.getsockname()[0]
+
+
+def serve():
+    """Accept and close connections on a free port, in the background; the port."""
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("", 0))
+    srv.listen(128)
+
+    def loop():
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            conn.close()
+
+    threading.Thread(target=loop, daemon=True).start()
+    return srv.getsockname()[1]
+
+
+def unreachable(peers, timeout):
+    """peers: {node_rank: "addr:port"} -> [[node_rank, "addr:port", error]] for each one that
+    refused or did not answer within timeout seconds; all at once, so it takes one timeout."""
+    failed = []
+
+    def connect(node, peer):
+        addr, port = peer.rsplit(":", 1)
+        try:
+            socket.create_connection((addr, int(port)), timeout=timeout).close()
+        except OSError as exc:
+            failed.append([node, peer, exc.strerror or type(exc).__name__])
+
+    threads = [threading.Thread(target=connect, args=item) for item in sorted(peers.items())]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sorted(failed)
+'''
+
+# Started by torchrun on every rank: probes the other nodes (REACH, above), joins the process
+# group the way training does (HCCL through torch_npu when an NPU is there, gloo otherwise),
+# all-reduces a tensor of ones a few times and writes what it saw to <out>/rank-<RANK>.json
+# after each stage, so a rank that hangs or dies still leaves how far it got.
+# argv: out size_mb iters backend join_timeout token
+WORKER = REACH + r'''
+import datetime, json, os, statistics, sys, time
 
 out, size_mb, iters, backend, join_timeout = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
 rank, local_rank, world = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"]), int(os.environ["WORLD_SIZE"])
@@ -59,6 +115,30 @@ try:
     def sync():
         if device.startswith("npu"):
             torch.npu.synchronize()
+
+    def reach():
+        # Through torchrun's own store (the agent's, on the master): every node's port, then
+        # every node's probe done, so no node stops taking connections while another probes.
+        nodes, node = int(os.environ.get("GROUP_WORLD_SIZE", "1")), int(os.environ.get("GROUP_RANK", "0"))
+        if nodes < 2 or local_rank != 0:
+            return
+        wait = datetime.timedelta(seconds=min(join_timeout, 60))
+        store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), is_master=False,
+                              timeout=wait)
+        store.set("ascendops-reach/%d" % node, "%s:%d" % (own_addr(os.environ["MASTER_ADDR"]), serve()))
+        keys = {n: "ascendops-reach/%d" % n for n in range(nodes) if n != node}
+        store.wait(list(keys.values()), wait)
+        rec["unreachable"] = unreachable({n: store.get(k).decode() for n, k in keys.items()}, 5)
+        store.add("ascendops-reach-done", 1)
+        deadline = time.monotonic() + wait.total_seconds()
+        while store.add("ascendops-reach-done", 0) < nodes and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    try:
+        reach()
+    except Exception as exc:  # the probe only explains a failure; it never makes one
+        rec["reach_error"] = ("%s: %s" % (type(exc).__name__, exc))[:500]
+    write()
 
     start = time.monotonic()
     dist.init_process_group(backend=backend, timeout=datetime.timedelta(seconds=join_timeout))
@@ -164,6 +244,9 @@ def node_result(rc: int | None, timed_out: bool, records: list[dict], nproc: int
         "seconds": seconds,
         "busbw_gbps": round(bus_bandwidth_gbps(nbytes, seconds, world), 3) if seconds else None,
         "errors": errors,
+        # The other nodes this node's probe could not connect to: [node_rank, "addr:port", error].
+        "unreachable": sorted(u for r in records for u in r.get("unreachable", [])),
+        "reach_errors": [r["reach_error"] for r in records if r.get("reach_error")],
         "reason": msg,
         "output_tail": tail,
     }
@@ -187,14 +270,31 @@ def marked_pids(token: str, proc_root: str = "/proc") -> list[int]:
     return sorted(pids)
 
 
+def refused_by(results: dict[str, dict]) -> dict[str, list[list]]:
+    """Each node (by its place in the group, its node rank) -> the other nodes whose probe
+    could not connect to it, each with the error: [[node, error], ...]."""
+    hosts = list(results)
+    refused: dict[str, list[list]] = {}
+    for prober, r in results.items():
+        for node, _peer, error in r.get("unreachable", []):
+            if 0 <= node < len(hosts) and hosts[node] != prober:
+                refused.setdefault(hosts[node], []).append([prober, error])
+    return refused
+
+
 def culprits(results: dict[str, dict], addrs: dict[str, str]) -> list[str]:
-    """The nodes to blame when the check failed: those none of whose ranks joined while other
-    nodes' ranks did; else those that did not join while others did; else those whose address
-    the most other nodes' errors name; else those that failed on their own while the others
-    waited; else every failed node."""
+    """The nodes to blame when the check failed: those the other nodes could not connect to,
+    while others they could; else those none of whose ranks joined while other nodes' ranks
+    did; else those that did not join while others did; else those whose address the most
+    other nodes' errors name; else those that failed on their own while the others waited;
+    else every failed node."""
     failed = [h for h, r in results.items() if not r.get("ok")]
     if not failed:
         return []
+    # The probe's word is first: the collective's errors follow whichever pair broke first.
+    closed = [h for h in results if h in refused_by(results)]
+    if closed and len(closed) < len(results):
+        return closed
     # A node whose ports are closed never has a rank join, while the others' ranks may join
     # and then fail on it (each naming whichever peer dropped it first).
     none_joined = [h for h, r in results.items() if not any(s in JOINED for s in r.get("stages", []))]
@@ -275,9 +375,13 @@ def summarize(hosts: list[str], raw_results: list[Any], addrs: list[str]) -> dic
     if results and all(r.get("stages") and set(r["stages"]) == {"absent"} for r in results.values()):
         lines.append("No node started a rank: the torchrun agents never all met at the rendezvous, so a node of "
                      "the group did not start torchrun or cannot reach the master's port.")
+    refused = refused_by(results)
     for host in blamed:
         r = results[host]
         lines.append("%s: %s" % (host, r.get("reason") or "failed"))
+        if refused.get(host):
+            lines.append("  | the other nodes could not connect to it: %s" % ", ".join(
+                "%s (%s)" % (prober, error) for prober, error in refused[host]))
         # A rank's own error says it all; without one, torchrun's last lines say why.
         if not r.get("errors"):
             lines.extend("  | " + line for line in r.get("output_tail", [])[-5:])

@@ -17,6 +17,10 @@ description:
   - Returns how far each rank got (started, joined, done), the time of one all-reduce and the
     bus bandwidth; fails when a rank did not finish, the sum is wrong or no result came in
     O(timeout) seconds.
+  - Before the group forms, the node's first rank takes connections on a free port and
+    connects to every other node's (their ports are exchanged through torchrun's store), so a
+    failed check names the node the others cannot reach (a firewall) rather than whichever
+    node's pair broke first. The probe only explains a failure; it fails nothing itself.
   - Leaves no process behind, also on a failure or a timeout, and no file (it works in a
     temporary directory it removes). It changes nothing on the node, so it runs in check mode too.
 author:
@@ -125,6 +129,19 @@ killed:
   elements: int
 errors:
   description: Errors the ranks raised.
+  returned: always
+  type: list
+  elements: str
+unreachable:
+  description: The other nodes this node's probe could not connect to, each as its node rank,
+    the address and port it tried, and the error.
+  returned: always
+  type: list
+  elements: list
+  sample: [[2, "10.0.0.13:41235", "Connection refused"]]
+reach_errors:
+  description: Why the probe could not run (another node's port never came through the store,
+    for one); the check goes on without it.
   returned: always
   type: list
   elements: str

@@ -3,18 +3,21 @@ result from its ranks' records, the processes it leaves, and the group's verdict
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
 
 from ansible_collections.ascendops.gr00t.plugins.filter.train import FilterModule
 from ansible_collections.ascendops.gr00t.plugins.module_utils.collective import (
+    REACH,
     WORKER,
     bus_bandwidth_gbps,
     culprits,
     marked_pids,
     node_result,
     read_rank_records,
+    refused_by,
     stage_counts,
     summarize,
     torchrun_argv,
@@ -49,6 +52,18 @@ def test_worker_is_valid_python_and_writes_each_stage() -> None:
     compile(WORKER, "collective_rank.py", "exec")
     for stage in ("started", "joined", "done"):
         assert '"%s"' % stage in WORKER or "stage=\"%s\"" % stage in WORKER
+
+
+def test_the_probe_names_the_ports_that_refuse() -> None:
+    probe: dict = {}
+    exec(compile(REACH, "reach", "exec"), probe)
+    open_port = probe["serve"]()
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        closed_port = free.getsockname()[1]
+    peers = {1: "127.0.0.1:%d" % open_port, 2: "127.0.0.1:%d" % closed_port, 3: "127.0.0.1:%d" % open_port}
+    assert probe["unreachable"](peers, 2) == [[2, "127.0.0.1:%d" % closed_port, "Connection refused"]]
+    assert probe["own_addr"]("127.0.0.1") == "127.0.0.1"
 
 
 def test_records_are_read_by_rank_and_partial_files_skipped(tmp_path: Path) -> None:
@@ -134,6 +149,33 @@ def test_culprits_are_the_nodes_none_of_whose_ranks_joined() -> None:
                           stages=["joined", "joined"]),
                "n3": dict(failed_run("c", errors=["pair.cc:144] no error"]), stages=["started", "started"])}
     assert culprits(results, {"n1": "10.0.0.1", "n2": "10.0.0.2", "n3": "10.0.0.3"}) == ["n3"]
+
+
+def test_culprits_are_the_nodes_the_others_could_not_connect_to() -> None:
+    # The closed node (n3) and n2 both failed before joining (n2's ranks broke on n3's pairs);
+    # n1 and n2 could not connect to n3, n3 reached both.
+    refused = [[2, "10.0.0.3:41235", "Connection refused"]]
+    results = {"n1": dict(failed_run("a", errors=["Connection closed by peer [10.0.0.1]:27015"]),
+                          stages=["joined", "started"], unreachable=refused),
+               "n2": dict(failed_run("b", errors=["Connection closed by peer [10.0.0.3]:63126"]),
+                          stages=["started", "started"], unreachable=refused),
+               "n3": dict(failed_run("c", errors=["pair.cc:144] no error"]), stages=["started", "started"])}
+    addrs = {"n1": "10.0.0.1", "n2": "10.0.0.2", "n3": "10.0.0.3"}
+    assert refused_by(results) == {"n3": [["n1", "Connection refused"], ["n2", "Connection refused"]]}
+    assert culprits(results, addrs) == ["n3"]
+    summary = summarize(list(results), list(results.values()), list(addrs.values()))
+    assert summary["culprits"] == ["n3"]
+    assert "the other nodes could not connect to it: n1 (Connection refused), n2 (Connection refused)" in summary["msg"]
+    # Without the probe's word (ranks of an older check), the stages alone blame both.
+    assert culprits({h: dict(r, unreachable=[]) for h, r in results.items()}, addrs) == ["n2", "n3"]
+
+
+def test_a_probe_every_node_fails_blames_no_node_by_itself() -> None:
+    # Every node refused by the others (a firewall that lets only the training's ports through):
+    # the probe says nothing of one node, and the other rules decide.
+    results = {"n1": dict(failed_run("a", joined=True, timed_out=True), unreachable=[[1, "b:2", "timed out"]]),
+               "n2": dict(failed_run("b"), unreachable=[[0, "a:1", "timed out"]])}
+    assert culprits(results, {}) == ["n2"]
 
 
 def test_culprits_are_the_nodes_most_others_name() -> None:
