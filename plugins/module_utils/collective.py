@@ -50,7 +50,7 @@ def serve():
     return srv.getsockname()[1]
 
 
-def unreachable(peers, timeout):
+def unreached(peers, timeout):
     """peers: {node_rank: "addr:port"} -> [[node_rank, "addr:port", error]] for each one that
     refused or did not answer within timeout seconds; all at once, so it takes one timeout."""
     failed = []
@@ -128,7 +128,7 @@ try:
         store.set("ascendops-reach/%d" % node, "%s:%d" % (own_addr(os.environ["MASTER_ADDR"]), serve()))
         keys = {n: "ascendops-reach/%d" % n for n in range(nodes) if n != node}
         store.wait(list(keys.values()), wait)
-        rec["unreachable"] = unreachable({n: store.get(k).decode() for n, k in keys.items()}, 5)
+        rec["unreached_peers"] = unreached({n: store.get(k).decode() for n, k in keys.items()}, 5)
         store.add("ascendops-reach-done", 1)
         deadline = time.monotonic() + wait.total_seconds()
         while store.add("ascendops-reach-done", 0) < nodes and time.monotonic() < deadline:
@@ -245,7 +245,8 @@ def node_result(rc: int | None, timed_out: bool, records: list[dict], nproc: int
         "busbw_gbps": round(bus_bandwidth_gbps(nbytes, seconds, world), 3) if seconds else None,
         "errors": errors,
         # The other nodes this node's probe could not connect to: [node_rank, "addr:port", error].
-        "unreachable": sorted(u for r in records for u in r.get("unreachable", [])),
+        # (Not "unreachable": Ansible takes a true "unreachable" in a result for a lost host.)
+        "unreached_peers": sorted(u for r in records for u in r.get("unreached_peers", [])),
         "reach_errors": [r["reach_error"] for r in records if r.get("reach_error")],
         "reason": msg,
         "output_tail": tail,
@@ -276,7 +277,7 @@ def refused_by(results: dict[str, dict]) -> dict[str, list[list]]:
     hosts = list(results)
     refused: dict[str, list[list]] = {}
     for prober, r in results.items():
-        for node, _peer, error in r.get("unreachable", []):
+        for node, _peer, error in r.get("unreached_peers", []):
             if 0 <= node < len(hosts) and hosts[node] != prober:
                 refused.setdefault(hosts[node], []).append([prober, error])
     return refused

@@ -132,7 +132,7 @@ errors:
   returned: always
   type: list
   elements: str
-unreachable:
+unreached_peers:
   description: The other nodes this node's probe could not connect to, each as its node rank,
     the address and port it tried, and the error.
   returned: always

@@ -62,7 +62,7 @@ def test_the_probe_names_the_ports_that_refuse() -> None:
         free.bind(("127.0.0.1", 0))
         closed_port = free.getsockname()[1]
     peers = {1: "127.0.0.1:%d" % open_port, 2: "127.0.0.1:%d" % closed_port, 3: "127.0.0.1:%d" % open_port}
-    assert probe["unreachable"](peers, 2) == [[2, "127.0.0.1:%d" % closed_port, "Connection refused"]]
+    assert probe["unreached"](peers, 2) == [[2, "127.0.0.1:%d" % closed_port, "Connection refused"]]
     assert probe["own_addr"]("127.0.0.1") == "127.0.0.1"
 
 
@@ -79,6 +79,14 @@ def test_a_node_passes_when_every_rank_got_the_world_size() -> None:
     assert result["ok"] and result["joined"]
     assert result["stages"] == ["done", "done"]
     assert result["busbw_gbps"] == pytest.approx(bus_bandwidth_gbps(4 * 2 ** 20, 0.01, 4), abs=1e-3)
+
+
+def test_a_result_has_no_key_ansible_reads_for_itself() -> None:
+    # A true "unreachable" makes Ansible drop the host as lost; "skipped" marks a task skipped.
+    record = dict(done(0), unreached_peers=[[2, "10.0.0.3:4242", "Connection refused"]])
+    result = node_result(1, False, [record, done(1)], 2, "", 60)
+    assert result["unreached_peers"] == [[2, "10.0.0.3:4242", "Connection refused"]]
+    assert not {"unreachable", "skipped", "failed", "changed"} & set(result)
 
 
 def test_a_wrong_sum_fails_the_node() -> None:
@@ -156,9 +164,9 @@ def test_culprits_are_the_nodes_the_others_could_not_connect_to() -> None:
     # n1 and n2 could not connect to n3, n3 reached both.
     refused = [[2, "10.0.0.3:41235", "Connection refused"]]
     results = {"n1": dict(failed_run("a", errors=["Connection closed by peer [10.0.0.1]:27015"]),
-                          stages=["joined", "started"], unreachable=refused),
+                          stages=["joined", "started"], unreached_peers=refused),
                "n2": dict(failed_run("b", errors=["Connection closed by peer [10.0.0.3]:63126"]),
-                          stages=["started", "started"], unreachable=refused),
+                          stages=["started", "started"], unreached_peers=refused),
                "n3": dict(failed_run("c", errors=["pair.cc:144] no error"]), stages=["started", "started"])}
     addrs = {"n1": "10.0.0.1", "n2": "10.0.0.2", "n3": "10.0.0.3"}
     assert refused_by(results) == {"n3": [["n1", "Connection refused"], ["n2", "Connection refused"]]}
@@ -167,14 +175,14 @@ def test_culprits_are_the_nodes_the_others_could_not_connect_to() -> None:
     assert summary["culprits"] == ["n3"]
     assert "the other nodes could not connect to it: n1 (Connection refused), n2 (Connection refused)" in summary["msg"]
     # Without the probe's word (ranks of an older check), the stages alone blame both.
-    assert culprits({h: dict(r, unreachable=[]) for h, r in results.items()}, addrs) == ["n2", "n3"]
+    assert culprits({h: dict(r, unreached_peers=[]) for h, r in results.items()}, addrs) == ["n2", "n3"]
 
 
 def test_a_probe_every_node_fails_blames_no_node_by_itself() -> None:
     # Every node refused by the others (a firewall that lets only the training's ports through):
     # the probe says nothing of one node, and the other rules decide.
-    results = {"n1": dict(failed_run("a", joined=True, timed_out=True), unreachable=[[1, "b:2", "timed out"]]),
-               "n2": dict(failed_run("b"), unreachable=[[0, "a:1", "timed out"]])}
+    results = {"n1": dict(failed_run("a", joined=True, timed_out=True), unreached_peers=[[1, "b:2", "timed out"]]),
+               "n2": dict(failed_run("b"), unreached_peers=[[0, "a:1", "timed out"]])}
     assert culprits(results, {}) == ["n2"]
 
 
