@@ -138,7 +138,8 @@ class Outcome:
 def run_stage(extra: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(
         ["ansible-playbook", str(PROJECT / "playbooks" / "npu_network.yml"),
-         "-i", os.environ["MOLECULE_INVENTORY_FILE"], *extra],
+         # --diff: a change where none is expected shows what it was, in the round's log.
+         "-i", os.environ["MOLECULE_INVENTORY_FILE"], "--diff", *extra],
         capture_output=True, text=True, check=False, env=dict(os.environ, ANSIBLE_FORCE_COLOR="0"))
 
 
@@ -180,6 +181,17 @@ def test_each_node_fails_with_its_own_fault_or_succeeds(outcomes: dict, name: st
                 assert part in message, f"{node}: {part!r} not in {message!r}"
 
 
+def changed_tasks(stdout: str, node: str) -> list[str]:
+    """The tasks that reported a change on `node`."""
+    task, found = "", []
+    for line in stdout.splitlines():
+        if line.startswith("TASK ["):
+            task = line[len("TASK ["):].split("]")[0]
+        elif line.startswith(f"changed: [{node}]"):
+            found.append(task)
+    return found
+
+
 @pytest.mark.parametrize("name", list(ROUNDS))
 def test_nothing_changed_where_it_must_not(outcomes: dict, name: str) -> None:
     outcome = outcomes[name]
@@ -187,7 +199,9 @@ def test_nothing_changed_where_it_must_not(outcomes: dict, name: str) -> None:
     for node in NODES:
         if node in ROUNDS[name].changes:
             continue
-        assert counts[node]["changed"] == 0, f"{node}: {counts[node]}"
+        assert counts[node]["changed"] == 0, (
+            f"{node}: {counts[node]}; changed by {changed_tasks(outcome.run.stdout, node)} "
+            f"(the diff is in .sim/network-faults-{name}.log)")
         assert outcome.before[node] == outcome.after[node], f"{node}: its NPU settings, hccn.conf or reserved ports changed"
 
 
