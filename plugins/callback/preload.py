@@ -42,8 +42,9 @@ description:
     environment asks for it, and a worker makes several environments per task (about 300 such
     walks per node on a rerun). With O(plugin_cache) on, what a name resolves to, found or not, is
     kept for the run, and Jinja's and this collection's filters and tests are resolved in the main
-    process when the playbook starts, so each worker inherits them. This replaces a method of ansible-core's Jinja plugin loader, internal to
-    ansible-core; when it is not found, the cache stays off and the run is as without it.
+    process when the playbook starts, so each worker inherits them. This replaces a method of
+    ansible-core's Jinja plugin loader, internal to ansible-core; when it is not found, the cache
+    stays off and the run is as without it.
   - When the first play that runs one of this collection's roles starts, it reads the argument
     specs, defaults and vars of all of the collection's roles through the playbook's loader, which
     keeps what it parsed. The ascend role's first pass reads them all on every node; a worker then

@@ -293,7 +293,8 @@ def culprits(results: dict[str, dict], addrs: dict[str, str]) -> list[str]:
     if not failed:
         return []
     # The probe's word is first: the collective's errors follow whichever pair broke first.
-    closed = [h for h in results if h in refused_by(results)]
+    refused = refused_by(results)
+    closed = [h for h in results if h in refused]
     if closed and len(closed) < len(results):
         return closed
     # A node whose ports are closed never has a rank join, while the others' ranks may join

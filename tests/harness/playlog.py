@@ -53,6 +53,17 @@ def results(output: str, host: str, status: str = r"\w+") -> list[str]:
     return [" ".join(block.split()) for block in _blocks(output, host, status)]
 
 
+def changed_tasks(output: str, host: str) -> list[str]:
+    """The tasks (`<role> : <name>`) that reported `changed: [host]`, in order."""
+    found, task = [], ""
+    for line in ANSI.sub("", output).splitlines():
+        if TASK.match(line):
+            task = line[len("TASK ["):].rsplit("]", 1)[0]
+        elif line.startswith(f"changed: [{host}]"):
+            found.append(task)
+    return found
+
+
 def failure_message(output: str, host: str) -> str:
     """The msg of the last failure of `host`: a role's explanation follows the raw failure.
 

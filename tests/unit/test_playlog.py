@@ -64,6 +64,17 @@ def test_results_are_per_host_and_one_line() -> None:
     assert playlog.results(OUTPUT, "n1", "fatal") == []
 
 
+def test_changed_tasks_are_named_per_host() -> None:
+    output = OUTPUT.replace("ok: [n1] =>\x20", "changed: [n1] =>\x20") + (
+        "TASK [ascendops.gr00t.cann : CANN | Write the [login] snippet] ***\n\x1b[0;33mchanged: [n1]\x1b[0m\n"
+        "ok: [n2]\n")
+    assert playlog.changed_tasks(output, "n1") == [
+        "ascendops.gr00t.cann : CANN | Report the plan for toolkit",
+        "ascendops.gr00t.cann : CANN | Write the [login] snippet",
+    ]
+    assert playlog.changed_tasks(output, "n2") == []
+
+
 def test_recap_of_no_run_is_empty() -> None:
     assert playlog.recap("ERROR! the playbook could not be found") == {}
 

@@ -21,7 +21,7 @@ import pytest
 
 PROJECT = Path(os.environ.get("MOLECULE_PROJECT_DIRECTORY", Path(__file__).resolve().parents[3]))
 sys.path.insert(0, str(PROJECT / "tests" / "harness"))
-from playlog import failure_message, recap  # noqa: E402 (path set just above)
+from playlog import changed_tasks, failure_message, recap  # noqa: E402 (path set just above)
 
 NODE1, NODE2, NODE3 = "mol-net-node1", "mol-net-node2", "mol-net-node3"
 NODES = (NODE1, NODE2, NODE3)
@@ -179,17 +179,6 @@ def test_each_node_fails_with_its_own_fault_or_succeeds(outcomes: dict, name: st
             assert counts[node]["failed"] == 1, f"{node} did not fail: {counts[node]}"
             for part in expected:
                 assert part in message, f"{node}: {part!r} not in {message!r}"
-
-
-def changed_tasks(stdout: str, node: str) -> list[str]:
-    """The tasks that reported a change on `node`."""
-    task, found = "", []
-    for line in stdout.splitlines():
-        if line.startswith("TASK ["):
-            task = line[len("TASK ["):].split("]")[0]
-        elif line.startswith(f"changed: [{node}]"):
-            found.append(task)
-    return found
 
 
 @pytest.mark.parametrize("name", list(ROUNDS))
