@@ -11,7 +11,6 @@ from typing import Any
 from ansible_collections.ascendops.gr00t.plugins.module_utils.collective import summarize
 from ansible_collections.ascendops.gr00t.plugins.module_utils.train_run import (
     first_step_wait_goes_on,
-    first_step_wait_over,
     group_decision,
     health_round_seconds,
     health_verdict,
@@ -22,9 +21,10 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.train_run import (
 _TRUNCATE_LEEWAY = 5
 
 
-def train_group_decision(decisions: dict[str, dict], restart: bool = False) -> dict:
+def train_group_decision(decisions: dict[str, dict], restart: bool = False, missing: Any = (),
+                         group: str = "") -> dict:
     """{host: decision of train_status} -> {action: keep|launch|refuse, msg}."""
-    return group_decision(decisions, bool(restart))
+    return group_decision(decisions, bool(restart), [str(host) for host in missing], str(group))
 
 
 def plain(value: Any) -> Any:
@@ -143,13 +143,6 @@ def train_readiness(hosts: list[str], failures: list[list[str]], group: str) -> 
     return {"ok": not failing, "msg": "\n".join(lines) if failing else ""}
 
 
-def train_first_step_wait_over(status: dict, rank: Any, poll: Any, settle: Any) -> bool:
-    """Whether this node's round of the wait for the first step ends, at this poll of the
-    `until` loop."""
-    waited = int(status.get("attempts", 1)) * int(poll)
-    return first_step_wait_over(status, int(rank), waited, int(settle))
-
-
 def train_health_round(timeout: Any, settle: Any) -> int:
     """Seconds of one round of the wait for the first step."""
     return health_round_seconds(int(timeout), int(settle))
@@ -214,7 +207,6 @@ class FilterModule:
             "collective_summary": collective_summary,
             "train_check_failures": train_check_failures,
             "train_readiness": train_readiness,
-            "train_first_step_wait_over": train_first_step_wait_over,
             "train_health_round": train_health_round,
             "train_first_step_wait_goes_on": train_first_step_wait_goes_on,
             "train_health_verdict": train_health_verdict,

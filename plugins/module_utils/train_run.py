@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Iterable, Optional
+import time
+from typing import Callable, Iterable, Optional
 
 CHECKPOINT = re.compile(r"^checkpoint-\d+$")
 # What the Trainer writes last into a checkpoint, on the world's rank 0 only.
@@ -176,13 +177,35 @@ def decide(state: str, record: dict, wanted_hash: str, wanted_run_id: str, outpu
                 action, wanted_run_id, newest, "" if newest_step is None else " (global step {0})".format(newest_step))}
 
 
-def group_decision(decisions: dict[str, dict], restart: bool) -> dict:
+def group_decision(decisions: dict[str, dict], restart: bool, missing: Iterable[str] = (),
+                   group: str = "") -> dict:
     """One action for the whole training group: its ranks only work together.
 
     Any refusal refuses everywhere, before anything changes. A group where some nodes keep
     a live run and others would launch is a broken run: it is restarted only with
-    train_restart, since its live ranks wait for peers that are gone.
+    train_restart, since its live ranks wait for peers that are gone. Nodes of the group that
+    are not in the play (`missing`: --limit, unreachable, failed earlier) leave a kept run
+    alone, and refuse a launch, which needs the ranks of every node.
     """
+    decision = nodes_decision(decisions, restart)
+    absent = sorted(missing)
+    if not absent:
+        return decision
+    names = ", ".join(absent)
+    if decision["action"] == "keep":
+        return dict(decision, missing=absent, msg="{0}; {1} of training group {2} not in this play, their part left "
+                    "as it is".format(decision["msg"], names, group))
+    if decision["action"] == "refuse":
+        return decision
+    return {"action": "refuse", "msg": (
+        "{0} of training group {1} is not in this play (unreachable, failed in an earlier stage, or left out "
+        "by --limit), and the run would be launched ({2}): every node of the group runs ranks of the same job. "
+        "Rerun with every node of the group, or fix {0} or remove it from the group ({1}).").format(
+            names, group, decision["msg"])}
+
+
+def nodes_decision(decisions: dict[str, dict], restart: bool) -> dict:
+    """group_decision for the nodes in the play alone."""
     refusals: dict[str, list[str]] = {}
     for host, d in sorted(decisions.items()):
         if d["action"] == "refuse":
@@ -220,13 +243,42 @@ def resume_note(decisions: Iterable[dict]) -> str:
     return ", resuming from {0}{1}".format(resuming[0]["resume_from"], at_step)
 
 
-def first_step_wait_over(status: dict, rank: int, waited: int, settle: int) -> bool:
-    """Whether a node ends its round of the wait for the first step: after `settle` seconds
-    (then the nodes are compared), at once when its run ended, finished or not, and on the
+def wait_over(until: str, status: dict, rank: int) -> bool:
+    """Whether a wait for `until` ends at this read of a node's run: any wait when the run is no
+    longer running (finished, failed, stopped or absent); a wait for the first step also on the
     master (only it logs steps: the Trainer logs on the world's rank 0) at its first step."""
-    if status["state"] != "running" or waited >= settle:
+    if until == "none" or status["state"] != "running":
         return True
-    return rank == 0 and status["last_step"] >= 1
+    return until == "first_step" and rank == 0 and int(status.get("last_step") or 0) >= 1
+
+
+def wait_for(read: Callable[[], dict], over: Callable[[dict], bool], seconds: float, poll: float,
+             clock: Callable[[], float] = time.monotonic,
+             sleep: Callable[[float], None] = time.sleep) -> tuple[dict, int]:
+    """Read until `over` says so or `seconds` have gone by, `poll` seconds apart; the last read
+    and the whole seconds waited."""
+    start = clock()
+    while True:
+        result = read()
+        waited = clock() - start
+        if over(result) or waited >= seconds:
+            return result, int(waited)
+        sleep(max(0.0, min(float(poll), seconds - waited)))
+
+
+def progress_line(status: dict) -> str:
+    """A node's run in a few words for a wait's progress: state, step, loss and ETA."""
+    state = status["state"]
+    if state != "running" and status.get("exit_code") is not None:
+        state = "{0} (exit code {1})".format(state, status["exit_code"])
+    if not status.get("last_step"):
+        return "{0}, no step logged{1}".format(state, " yet" if status["state"] == "running" else "")
+    words = ["{0}, step {1}/{2}".format(state, status["last_step"], status.get("max_steps") or "?")]
+    if status.get("loss") is not None:
+        words.append("loss {0:.4f}".format(status["loss"]))
+    if status.get("eta_seconds") is not None and status["state"] == "running":
+        words.append("ETA {0} s".format(int(status["eta_seconds"])))
+    return ", ".join(words)
 
 
 # The wait for the first step goes in rounds (a task file that includes itself), and Ansible

@@ -68,6 +68,28 @@ options:
       - A resume refuses there when the newest checkpoint lacks it (a save cut off).
     type: bool
     default: true
+  wait_until:
+    description:
+      - Read again, O(poll) seconds apart, for up to O(wait_seconds), until the run is no longer
+        running (V(ended)) or, on the master (O(rank) 0), also until its first logged step
+        (V(first_step)). V(none) reads once.
+      - The wait happens on the node, so a healthy wait prints no retries; RV(progress) says
+        where the run is when it returns.
+    type: str
+    choices: [none, ended, first_step]
+    default: none
+  wait_seconds:
+    description: The longest wait of O(wait_until), in seconds.
+    type: int
+    default: 0
+  poll:
+    description: Seconds between reads while waiting.
+    type: int
+    default: 5
+  rank:
+    description: The node's rank in the training group (0 for the master), for V(first_step).
+    type: int
+    default: 0
 notes:
   - The module only reads; it never reports a change.
   - Hugging Face's Trainer logs steps on the world's rank 0 only, so other nodes show their
@@ -86,6 +108,15 @@ EXAMPLES = r"""
 - name: Show it
   ansible.builtin.debug:
     msg: "{{ run.state }} step {{ run.last_step }} loss {{ run.loss }} {{ run.samples_per_second }} samples/s"
+
+- name: Wait up to a minute for the run to end, reading every 5 seconds
+  ascendops.gr00t.train_status:
+    record: /var/lib/ascendops/train/run.json
+    pidfile: /var/lib/ascendops/train/train.pid
+    wait_until: ended
+    wait_seconds: 60
+    poll: 5
+  register: run
 """
 
 RETURN = r"""
@@ -169,6 +200,16 @@ checkpoints:
   returned: always
   type: list
   elements: str
+waited:
+  description: Whole seconds waited (O(wait_until)).
+  returned: always
+  type: int
+  sample: 27
+progress:
+  description: The run in a few words (state, step, loss, ETA), for a wait's progress lines.
+  returned: always
+  type: str
+  sample: running, step 20/40, loss 0.8123, ETA 45 s
 decision:
   description:
     - What a converge does (action keep, launch, restart or refuse; reason; msg).
@@ -186,10 +227,13 @@ from ansible_collections.ascendops.gr00t.plugins.module_utils.train_run import (
     checkpoints,
     decide,
     pid_alive,
+    progress_line,
     read_int,
     read_record,
     read_text,
     run_state,
+    wait_for,
+    wait_over,
 )
 
 
@@ -229,10 +273,18 @@ def main() -> None:
             restart=dict(type="bool", default=False),
             resume=dict(type="bool", default=False),
             primary=dict(type="bool", default=True),
+            wait_until=dict(type="str", choices=["none", "ended", "first_step"], default="none"),
+            wait_seconds=dict(type="int", default=0),
+            poll=dict(type="int", default=5),
+            rank=dict(type="int", default=0),
         ),
         supports_check_mode=True,
     )
-    module.exit_json(changed=False, **status(module.params))
+    params = module.params
+    result, waited = wait_for(lambda: status(params),
+                              lambda found: wait_over(params["wait_until"], found, params["rank"]),
+                              max(0, params["wait_seconds"]), max(1, params["poll"]))
+    module.exit_json(changed=False, waited=waited, progress=progress_line(result), **result)
 
 
 if __name__ == "__main__":

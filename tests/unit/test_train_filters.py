@@ -8,11 +8,11 @@ import base64
 import pytest
 
 from ansible_collections.ascendops.gr00t.plugins.filter import train
+from ansible_collections.ascendops.gr00t.plugins.module_utils import train_run
 from ansible_collections.ascendops.gr00t.plugins.filter.train import (
     FilterModule,
     train_check_failures,
     train_first_step_wait_goes_on,
-    train_first_step_wait_over,
     train_health_round,
     train_health_verdict,
     train_readiness,
@@ -199,7 +199,7 @@ def test_group_not_ready_names_each_failing_node_with_numbered_findings() -> Non
         "n2:\n  1. C.")}
 
 
-# ---------------------------------------------------------------- train_first_step_wait_over
+# ---------------------------------------------------------------- the waits of train_status
 
 
 def status(state: str, last_step: int = 0, **changes: object) -> dict:
@@ -210,30 +210,59 @@ def status(state: str, last_step: int = 0, **changes: object) -> dict:
 
 
 @pytest.mark.parametrize("state", ["failed", "stopped", "finished", "absent"])
+@pytest.mark.parametrize("until", ["ended", "first_step"])
 @pytest.mark.parametrize("rank", [0, 1])
-def test_wait_ends_when_the_run_is_not_running(state: str, rank: int) -> None:
-    assert train_first_step_wait_over(dict(status(state), attempts=1), rank, 10, 60) is True
+def test_wait_ends_when_the_run_is_not_running(state: str, until: str, rank: int) -> None:
+    assert train_run.wait_over(until, status(state), rank) is True
 
 
 @pytest.mark.parametrize("last_step, over", [(0, False), (1, True), (5, True)])
-def test_master_ends_its_round_at_a_step(last_step: int, over: bool) -> None:
-    assert train_first_step_wait_over(dict(status("running", last_step), attempts=2), "0", "10", "60") is over
+def test_master_ends_its_wait_for_the_first_step_at_a_step(last_step: int, over: bool) -> None:
+    assert train_run.wait_over("first_step", status("running", last_step), 0) is over
+    # Steps are logged on the master only; a run that steps on goes on until it ends.
+    assert train_run.wait_over("first_step", status("running", last_step), 1) is False
+    assert train_run.wait_over("ended", status("running", last_step), 0) is False
 
 
-@pytest.mark.parametrize("rank", [0, 1])
-def test_every_node_ends_its_round_after_it(rank: int) -> None:
-    """Before its retries run out: a round that ran them out would show as a failed poll."""
-    assert train_first_step_wait_over(dict(status("running"), attempts=6), rank, 10, 60) is True
+def test_a_wait_for_nothing_reads_once() -> None:
+    reads = []
+    result, waited = train_run.wait_for(lambda: reads.append(1) or status("running"),
+                                        lambda found: train_run.wait_over("none", found, 0), 60, 5)
+    assert (len(reads), waited, result["state"]) == (1, 0, "running")
 
 
-@pytest.mark.parametrize("attempts, over", [(5, False), (6, True), (7, True)])
-def test_other_node_waits_to_settle(attempts: int, over: bool) -> None:
-    assert train_first_step_wait_over(dict(status("running"), attempts=attempts), "1", "10", "60") is over
+def test_wait_polls_until_over_or_out_of_time() -> None:
+    now = [0.0]
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        now[0] += seconds
+
+    steps = iter([0, 0, 3])
+    result, waited = train_run.wait_for(lambda: status("running", next(steps)),
+                                        lambda found: train_run.wait_over("first_step", found, 0),
+                                        60, 5, clock=lambda: now[0], sleep=sleep)
+    assert (result["last_step"], waited, sleeps) == (3, 10, [5.0, 5.0])
+    now[0] = 0.0
+    sleeps.clear()
+    result, waited = train_run.wait_for(lambda: status("running"),
+                                        lambda found: train_run.wait_over("ended", found, 0),
+                                        12, 5, clock=lambda: now[0], sleep=sleep)
+    # The last sleep is cut to the time left: the wait never runs past its seconds.
+    assert (result["state"], waited, sleeps) == ("running", 12, [5.0, 5.0, 2.0])
 
 
-def test_other_node_counts_one_poll_without_attempts() -> None:
-    assert train_first_step_wait_over(status("running"), 1, 10, 10) is True
-    assert train_first_step_wait_over(status("running"), 1, 10, 11) is False
+@pytest.mark.parametrize("found, line", [
+    (status("running"), "running, no step logged yet"),
+    (status("failed", exit_code=1), "failed (exit code 1), no step logged"),
+    (status("running", 20, max_steps=40, loss=0.81234, eta_seconds=45.6), "running, step 20/40, loss 0.8123, ETA 45 s"),
+    (status("finished", 40, max_steps=40, loss=0.5, eta_seconds=0, exit_code=0),
+     "finished (exit code 0), step 40/40, loss 0.5000"),
+    (status("running", 3), "running, step 3/?"),
+])
+def test_progress_line(found: dict, line: str) -> None:
+    assert train_run.progress_line(found) == line
 
 
 # ---------------------------------------------------------------- rounds of the wait
@@ -329,6 +358,6 @@ def test_a_node_that_is_gone_fails_the_launch(state: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["train_group_decision", "collective_summary", "train_check_failures",
-                                  "train_readiness", "train_first_step_wait_over", "train_health_verdict"])
+                                  "train_readiness", "train_first_step_wait_goes_on", "train_health_verdict"])
 def test_filter_module_exposes(name: str) -> None:
     assert FilterModule().filters()[name] is getattr(train, name)

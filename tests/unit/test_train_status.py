@@ -195,6 +195,23 @@ def test_group_keeps_only_when_every_node_keeps() -> None:
     assert train_run.group_decision({"a": keep, "b": launch}, True)["action"] == "launch"
 
 
+def test_group_with_nodes_outside_the_play_keeps_a_run_and_refuses_a_launch() -> None:
+    keep = {"action": "keep", "msg": "run r finished; nothing to do"}
+    launch = {"action": "launch", "resume": False, "msg": "launch run r"}
+    kept = train_run.group_decision({"n1": keep}, False, missing=["n2"], group="g")
+    assert kept["action"] == "keep" and kept["missing"] == ["n2"]
+    assert kept["msg"] == "run r finished; nothing to do; n2 of training group g not in this play, their part left as it is"
+    refused = train_run.group_decision({"n1": launch}, False, missing=["n3", "n2"], group="g")
+    assert refused["action"] == "refuse"
+    assert refused["msg"].startswith("n2, n3 of training group g is not in this play")
+    assert "--limit" in refused["msg"] and "launching on n1" in refused["msg"]
+    # A node's own refusal stays the reason given.
+    alive = {"action": "refuse", "reason": "alive", "msg": "alive with another configuration"}
+    assert train_run.group_decision({"n1": alive}, False, missing=["n2"], group="g")["msg"] == (
+        "On n1: alive with another configuration")
+    assert "missing" not in train_run.group_decision({"n1": keep}, False)
+
+
 def test_group_refusal_names_the_nodes_once() -> None:
     refuse = {"action": "refuse", "reason": "alive", "msg": "alive elsewhere"}
     other = {"action": "refuse", "reason": "checkpoints", "msg": "checkpoints here"}
