@@ -71,6 +71,16 @@ options:
     description: Seconds for the whole check on this node, rendezvous included.
     type: int
     default: 300
+  result_file:
+    description:
+      - Also write the result to this file (JSON with O(token) and C(result)), replaced at once when
+        complete, so a task started with C(poll=0) is waited for with M(ansible.builtin.wait_for) on
+        the token instead of a retried C(async_status).
+    type: path
+  token:
+    description: Names this check in O(result_file), so a result left by an earlier check is not taken for it.
+    type: str
+    default: ""
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
 """
@@ -161,6 +171,7 @@ wall_seconds:
   type: float
 """
 
+import json
 import os
 import shutil
 import signal
@@ -221,6 +232,14 @@ def run(module: AnsibleModule, workdir: str) -> dict:
     return result
 
 
+def write_result(path: str, token: str, result: dict) -> None:
+    """{token, result} as JSON at `path`, replaced whole: a reader never sees half of it."""
+    handle, temp = tempfile.mkstemp(prefix=".collective-", dir=os.path.dirname(path) or ".")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump({"token": token, "result": result}, out)
+    os.replace(temp, path)
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec=dict(
@@ -235,6 +254,8 @@ def main() -> None:
             iterations=dict(type="int", default=10),
             backend=dict(type="str", default="auto", choices=["auto", "hccl", "gloo"]),
             timeout=dict(type="int", default=300),
+            result_file=dict(type="path"),
+            token=dict(type="str", default="", no_log=False),
         ),
         supports_check_mode=True,
     )
@@ -244,6 +265,8 @@ def main() -> None:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     msg = "collective check on this node: " + result["reason"]
+    if module.params["result_file"]:
+        write_result(module.params["result_file"], module.params["token"], dict(result, msg=msg))
     if not result["ok"]:
         module.fail_json(msg=msg, changed=False, **result)
     module.exit_json(msg=msg, changed=False, **result)

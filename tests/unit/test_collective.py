@@ -234,3 +234,14 @@ def test_no_rank_anywhere_points_at_the_rendezvous() -> None:
     summary = summarize(["n1", "n2"], [waited, waited], ["10.0.0.1", "10.0.0.2"])
     assert "never all met at the rendezvous" in summary["msg"]
     assert summary["report"].splitlines()[1].split()[:4] == ["n1", "FAIL", "-", "2"]
+
+
+def test_result_file_holds_the_token_and_the_whole_result(tmp_path) -> None:
+    from ansible_collections.ascendops.gr00t.plugins.modules import collective_check
+
+    path = tmp_path / "collective.json"
+    path.write_text('{"token": "earlier", "result": {"ok": true}}')
+    collective_check.write_result(str(path), "run-1", {"ok": False, "reason": "rank 1 timed out"})
+    assert json.loads(path.read_text()) == {"token": "run-1", "result": {"ok": False, "reason": "rank 1 timed out"}}
+    # Replaced whole: no temporary file is left beside it.
+    assert [p.name for p in tmp_path.iterdir()] == ["collective.json"]
