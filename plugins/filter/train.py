@@ -102,8 +102,10 @@ def batch_findings(node: dict) -> list[str]:
 def rendezvous_findings(node: dict) -> list[str]:
     master, addr, port = node["master"], node["master_addr"], node["master_port"]
     probe, reach = node["probe"], node["reach"]
-    # Only the master probes, and only when no run holds the port: elsewhere the result is skipped.
+    # Only the master probes and only the others reach, and only when no run holds the port:
+    # elsewhere the result is empty or skipped.
     probed = bool(probe) and not probe.get("skipped")
+    reached = bool(reach) and not reach.get("skipped")
     findings = []
     if not addr:
         findings.append(f"Rendezvous: no master address; set train_hccl_if_ip on {master} or train_master_addr.")
@@ -113,11 +115,15 @@ def rendezvous_findings(node: dict) -> list[str]:
     if probed and "code" not in probe:
         findings.append(f"Rendezvous: the port probe did not run on the master ({truncate(probe.get('msg', ''))}). "
                         f"Check that {node['node_python']} runs, or set train_check_master_port: false.")
-    # A skipped wait_for never failed, so only a failed one is a finding.
-    if reach.get("failed") is True:
-        findings.append(f"Rendezvous: {node['host']} cannot reach the master {addr}:{port} ({reach.get('msg', '')}). "
-                        "Open the port between the nodes (firewall), or set train_hccl_if_ip / train_master_addr "
-                        "to an address the nodes share.")
+    # tcp_reach's msg names the port and the last error: "29500 ([Errno 111] Connection refused)".
+    if reached and reach.get("code") == "unreachable":
+        findings.append(f"Rendezvous: {node['host']} cannot reach the master {addr} on TCP port "
+                        f"{reach.get('msg', '')}. Open the port between the nodes (firewall), or set "
+                        "train_hccl_if_ip / train_master_addr to an address the nodes share.")
+    if reached and "code" not in reach:
+        findings.append(f"Rendezvous: the reach check did not run on {node['host']} "
+                        f"({truncate(reach.get('msg', ''))}). Check that {node['node_python']} runs, or set "
+                        "train_check_master_port: false.")
     return findings
 
 

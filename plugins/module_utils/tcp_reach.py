@@ -2,7 +2,8 @@
 # Copyright: ascendops.gr00t maintainers
 # Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
 """Whether ports of a master are free and reachable from the other nodes: the master
-listens for a bounded time and counts connections, the others connect."""
+listens for a bounded time and counts connections, the others connect, and try a refused port
+again until a deadline, so a listener that starts late is still reached."""
 from __future__ import annotations
 
 import selectors
@@ -70,14 +71,59 @@ def listen(ports: list[int], peers: int, seconds: float) -> dict:
             "msg": "%d port(s) free and reached by %d node(s)" % (len(ports), peers)}
 
 
-def connect(address: str, ports: list[int], timeout: float) -> dict:
-    """A TCP connect to every port of `address`, closed at once."""
-    failed = []
+def retried(exc: OSError) -> bool:
+    """Whether a failed connect may mend by waiting: refused or timed out, as when the listener
+    has not bound the port yet. No route or an unknown name does not mend by waiting."""
+    return isinstance(exc, (ConnectionRefusedError, TimeoutError, socket.timeout))
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before the `attempt`th retry (1, 2, ...): 0.1, 0.2, 0.4 ... at most 1."""
+    return min(0.1 * 2 ** max(attempt - 1, 0), 1.0)
+
+
+def connect_once(address: str, port: int, timeout: float) -> OSError | None:
+    """One TCP connect to `address`:`port`, closed at once; the error, or None when it connected."""
+    try:
+        socket.create_connection((address, port), timeout).close()
+    except OSError as exc:
+        return exc
+    return None
+
+
+def sweep(address: str, ports: list[int], timeout: float, deadline: float | None = None) -> dict[int, OSError | None]:
+    """One connect to each port: port -> error or None. With a deadline (time.monotonic()), a
+    connect waits at most until it and none starts after it; a port not tried is left out."""
+    outcome = {}
     for port in ports:
-        try:
-            socket.create_connection((address, port), timeout).close()
-        except OSError as exc:
-            failed.append("%d (%s)" % (port, exc))
+        wait = timeout if deadline is None else min(timeout, deadline - time.monotonic())
+        if wait <= 0:
+            break
+        outcome[port] = connect_once(address, port, wait)
+    return outcome
+
+
+def connect(address: str, ports: list[int], timeout: float, retry_for: float = 0) -> dict:
+    """A TCP connect to every port of `address`, closed at once. A port refused or timed out is
+    tried again, with a short backoff, until `retry_for` seconds after the start: the listener
+    may still be starting. Only the ports still failing then are reported, with the last error."""
+    start = time.monotonic()
+    deadline = start + retry_for
+    errors = {port: exc for port, exc in sweep(address, ports, timeout).items() if exc is not None}
+    attempt = 0
+    while any(retried(exc) for exc in errors.values()) and time.monotonic() < deadline:
+        attempt += 1
+        time.sleep(max(min(backoff(attempt), deadline - time.monotonic()), 0))
+        again = [port for port, exc in errors.items() if retried(exc)]
+        for port, exc in sweep(address, again, timeout, deadline).items():
+            if exc is None:
+                del errors[port]
+            else:
+                errors[port] = exc
+    elapsed = round(time.monotonic() - start, 3)
+    failed = ["%d (%s)" % (port, errors[port]) for port in sorted(errors)]
     if failed:
-        return {"ok": False, "code": "unreachable", "failed_ports": failed, "msg": "; ".join(failed)}
-    return {"ok": True, "code": "ok", "failed_ports": [], "msg": "all %d port(s) reached" % len(ports)}
+        return {"ok": False, "code": "unreachable", "failed_ports": failed, "elapsed": elapsed,
+                "msg": "; ".join(failed)}
+    return {"ok": True, "code": "ok", "failed_ports": [], "elapsed": elapsed,
+            "msg": "all %d port(s) reached" % len(ports)}

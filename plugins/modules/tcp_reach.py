@@ -13,9 +13,13 @@ description:
   - O(mode=listen) runs on the master. It binds every port (with C(SO_REUSEADDR), as torchrun's store
     and HCCL bind), accepts until each port saw O(peers) connections or O(timeout) seconds
     passed, and closes everything. Reports a port that cannot be bound (C(in_use)) and the ports
-    that saw too few connections (C(missing)). Run it with C(async), then the other nodes connect.
+    that saw too few connections (C(missing)). It returns as soon as every port saw its
+    connections, so the other nodes can run O(mode=connect) in the same task, at the same time.
   - O(mode=connect) runs on the other nodes. It makes a TCP connect to every port of O(address),
-    closed at once, and reports the ports that could not be reached (C(unreachable)).
+    closed at once. A port that connects is done at once; a port refused or timed out is tried
+    again, with a short backoff (0.1 s doubling to 1 s), until O(retry_for) seconds after the
+    start, since the listener may still be binding its ports. Only the ports still not reached
+    then are reported (C(unreachable)), each with its last error.
   - A finding is reported in RV(ok) and RV(code), not as a failure, so the caller can gather
     every node's findings first. Nothing is left listening afterwards. It changes nothing, so it
     runs in check mode too.
@@ -43,35 +47,36 @@ options:
     description: Seconds to listen for (O(mode=listen)), or to wait for each connect (O(mode=connect)).
     type: float
     default: 10
+  retry_for:
+    description:
+      - Seconds from the start during which a refused or timed out connect is tried again (O(mode=connect)).
+      - Usually the listener's own O(timeout), so that a listener that starts late is still reached.
+      - V(0) connects to each port once. Every port is tried at least once and no retry goes past this
+        time, so the connects end by then, or when the first try of every port ends if that is later
+        (at most one O(timeout) per port).
+    type: float
+    default: 0
 extends_documentation_fragment:
   - ascendops.gr00t.attributes
 """
 
 EXAMPLES = r"""
-- name: Listen on the master
+# One task: the master listens while the other nodes connect, in parallel (forks), and a
+# connect refused before the listener is up is tried again for the listener's window.
+- name: Listen on the master, connect from the other nodes
   ascendops.gr00t.tcp_reach:
-    mode: listen
+    mode: "{{ (inventory_hostname == groups['ascend_nodes'][0]) | ternary('listen', 'connect') }}"
     ports: ["29500", "60000-60031"]
     peers: "{{ groups['ascend_nodes'] | length - 1 }}"
-    timeout: 30
-  async: 60
-  poll: 0
-  register: listener
-  when: inventory_hostname == groups['ascend_nodes'][0]
-
-- name: Connect from the other nodes
-  ascendops.gr00t.tcp_reach:
-    mode: connect
     address: 10.0.0.11
-    ports: ["29500", "60000-60031"]
-    timeout: 10
+    timeout: "{{ (inventory_hostname == groups['ascend_nodes'][0]) | ternary(30, 10) }}"
+    retry_for: 30
   register: reach
-  when: inventory_hostname != groups['ascend_nodes'][0]
 """
 
 RETURN = r"""
 ok:
-  description: Every port was free and reached (listen), or reached (connect).
+  description: Every port was free and reached (listen), or reached, within O(retry_for) (connect).
   returned: always
   type: bool
 code:
@@ -89,10 +94,16 @@ counts:
   returned: when mode is listen
   type: dict
 failed_ports:
-  description: Ports that could not be reached, each with the error (connect).
+  description: Ports still not reached after O(retry_for), each with its last error (connect).
   returned: when mode is connect
   type: list
   elements: str
+  sample: ["29500 ([Errno 111] Connection refused)"]
+elapsed:
+  description: Seconds the connects took, retries included (connect).
+  returned: when mode is connect
+  type: float
+  sample: 0.412
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -107,6 +118,7 @@ def main() -> None:
             peers=dict(type="int", default=1),
             address=dict(type="str"),
             timeout=dict(type="float", default=10),
+            retry_for=dict(type="float", default=0),
         ),
         required_if=[("mode", "connect", ["address"])],
         supports_check_mode=True,
@@ -120,7 +132,7 @@ def main() -> None:
     if module.params["mode"] == "listen":
         result = listen(ports, module.params["peers"], module.params["timeout"])
     else:
-        result = connect(module.params["address"], ports, module.params["timeout"])
+        result = connect(module.params["address"], ports, module.params["timeout"], module.params["retry_for"])
     module.exit_json(changed=False, **result)
 
 

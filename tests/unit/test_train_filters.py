@@ -43,7 +43,8 @@ def ready_node(**changes: object) -> dict:
         "master_addr": "10.0.0.1",
         "master_port": 29500,
         "probe": {"skipped": True},
-        "reach": {"changed": False, "failed": False, "elapsed": 0},
+        "reach": {"changed": False, "failed": False, "ok": True, "code": "ok", "failed_ports": [],
+                  "msg": "all 1 port(s) reached", "elapsed": 0.01},
         "node_python": "/usr/bin/python3",
         "paths": [{"item": {"path": "/data/libero", "msg": "Dataset: /data/libero is missing."},
                    "stat": {"exists": True}}],
@@ -144,30 +145,39 @@ def test_no_master_address() -> None:
 
 
 def test_port_in_use_on_the_master() -> None:
-    probe = {"finished": 1, "code": "in_use", "msg": "port 29500 is held by another process"}
+    probe = {"failed": False, "ok": False, "code": "in_use", "msg": "port 29500 is held by another process"}
     assert train_check_failures(ready_node(probe=probe)) == [
         "Rendezvous: port 29500 is in use on the master n0 (port 29500 is held by another process). "
         "Stop what holds it (`ss -ltnp 'sport = :29500'`) or set train_master_port to a free port."]
 
 
-@pytest.mark.parametrize("probe", [{}, {"skipped": True}, {"finished": 1, "code": "ok", "msg": "1 peer(s)"}])
+@pytest.mark.parametrize("probe", [{}, {"skipped": True},
+                                   {"failed": False, "ok": True, "code": "ok", "msg": "1 port(s) free and reached"}])
 def test_probe_not_run_or_passed(probe: dict) -> None:
     assert train_check_failures(ready_node(probe=probe)) == []
 
 
 def test_probe_that_did_not_run_on_the_master() -> None:
-    probe = {"finished": 1, "failed": True, "msg": "  /usr/bin/python3: not found\n"}
+    probe = {"failed": False, "failed_when_result": False, "msg": "  /usr/bin/python3: not found\n"}
     assert train_check_failures(ready_node(probe=probe)) == [
         "Rendezvous: the port probe did not run on the master (/usr/bin/python3: not found). "
         "Check that /usr/bin/python3 runs, or set train_check_master_port: false."]
 
 
 def test_master_port_not_reached() -> None:
-    reach = {"failed": True, "msg": "Timeout when waiting for 10.0.0.1:29500"}
+    error = "29500 ([Errno 111] Connection refused)"
+    reach = {"failed": False, "ok": False, "code": "unreachable", "failed_ports": [error], "msg": error}
     assert train_check_failures(ready_node(reach=reach)) == [
-        "Rendezvous: n1 cannot reach the master 10.0.0.1:29500 (Timeout when waiting for 10.0.0.1:29500). "
+        "Rendezvous: n1 cannot reach the master 10.0.0.1 on TCP port 29500 ([Errno 111] Connection refused). "
         "Open the port between the nodes (firewall), or set train_hccl_if_ip / train_master_addr to an "
         "address the nodes share."]
+
+
+def test_reach_check_that_did_not_run() -> None:
+    reach = {"failed": False, "failed_when_result": False, "msg": "  /usr/bin/python3: not found\n"}
+    assert train_check_failures(ready_node(reach=reach)) == [
+        "Rendezvous: the reach check did not run on n1 (/usr/bin/python3: not found). "
+        "Check that /usr/bin/python3 runs, or set train_check_master_port: false."]
 
 
 @pytest.mark.parametrize("reach", [{}, {"skipped": True, "changed": False}])
