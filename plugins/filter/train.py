@@ -1,6 +1,6 @@
 """Filters for the train role: whether every node is ready to train, one launch decision
-for all nodes of a training group, the verdict of the collective check across them, and
-whether the launch reached its first step."""
+for all nodes of a training group, the verdict of the collective check across them, whether
+the launch reached its first step, and what GR00T's command line asks of it."""
 from __future__ import annotations
 
 import base64
@@ -206,6 +206,21 @@ def train_cli_problems(help_text: str, argv: list[str]) -> list[str]:
     return problems + (["its options are: " + known] if problems else [])
 
 
+def train_checkpoint_limit(argv: list[str]) -> int:
+    """The save_total_limit GR00T takes from argv (`--save_total_limit N`, `--save-total-limit=N`;
+    the last one should there be more); 0 when none is given or it is not a positive number. The
+    launch script rotates every node's checkpoints by it; with 0 it rotates none (without the
+    option, GR00T's own default rotates the primary's alone)."""
+    limit = 0
+    for index, arg in enumerate(argv):
+        arg = str(arg)
+        if flag_key(arg) != "--save-total-limit":
+            continue
+        value = arg.split("=", 1)[1] if "=" in arg else (str(argv[index + 1]) if index + 1 < len(argv) else "")
+        limit = int(value) if re.fullmatch(r"\s*\d+\s*", value) else 0
+    return limit
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
@@ -217,4 +232,5 @@ class FilterModule:
             "train_first_step_wait_goes_on": train_first_step_wait_goes_on,
             "train_health_verdict": train_health_verdict,
             "train_cli_problems": train_cli_problems,
+            "train_checkpoint_limit": train_checkpoint_limit,
         }

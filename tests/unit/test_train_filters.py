@@ -371,3 +371,21 @@ def test_a_node_that_is_gone_fails_the_launch(state: str) -> None:
                                   "train_readiness", "train_first_step_wait_goes_on", "train_health_verdict"])
 def test_filter_module_exposes(name: str) -> None:
     assert FilterModule().filters()[name] is getattr(train, name)
+
+
+# ---------------------------------------------------------------- train_checkpoint_limit
+
+
+@pytest.mark.parametrize(("argv", "limit"), [
+    (["--max_steps", "20000"], 0),
+    (["--save_total_limit", "3"], 3),
+    (["--save-total-limit=2", "--max_steps", "9"], 2),
+    (["--save_total_limit", "5", "--save_total_limit", "1"], 1),
+    (["--save_total_limit", "0"], 0),
+    (["--save_total_limit", "-1"], 0),
+    (["--save_total_limit"], 0),
+    (["--save_total_limit_x", "3"], 0),
+])
+def test_checkpoint_limit_is_the_one_gr00t_takes(argv: list[str], limit: int) -> None:
+    assert train.train_checkpoint_limit(argv) == limit
+    assert FilterModule().filters()["train_checkpoint_limit"] is train.train_checkpoint_limit

@@ -11,6 +11,9 @@ import jinja2.nativetypes
 import pytest
 import yaml
 from ansible.plugins.filter import core
+from ansible.plugins.test import core as core_tests
+
+from ansible_collections.ascendops.gr00t.plugins.filter.train import FilterModule as TrainFilters
 
 REPO = Path(__file__).resolve().parents[2]
 KNOWN_LOG = REPO / "tests" / "fixtures" / "train" / "known.log"
@@ -28,7 +31,15 @@ def role_var(name: str, variables: dict) -> object:
     expression = yaml.safe_load((REPO / "roles" / "train" / "vars" / "main.yml").read_text())[name]
     env = jinja2.nativetypes.NativeEnvironment(undefined=jinja2.StrictUndefined)
     env.filters.update(core.FilterModule().filters())
+    env.filters.update({f"ascendops.gr00t.{name}": f for name, f in TrainFilters().filters().items()})
+    env.tests.update(core_tests.TestModule().tests())  # match, ...
     return env.from_string(expression).render(**variables)
+
+
+def with_role_vars(node: dict) -> dict:
+    """The node's variables and the role vars the launch script reads, as Ansible templates them."""
+    node = dict(node, __train_gr00t_args=role_var("__train_gr00t_args", node))
+    return dict(node, __train_keep_checkpoints=role_var("__train_keep_checkpoints", node))
 
 
 def node_tools(tmp_path: Path) -> Path:
@@ -37,6 +48,7 @@ def node_tools(tmp_path: Path) -> Path:
     tools.mkdir(exist_ok=True)
     shutil.copy(REPO / "roles" / "train" / "files" / "train_fps.py", tools)
     shutil.copy(REPO / "plugins" / "module_utils" / "train_log.py", tools)
+    shutil.copy(REPO / "roles" / "train" / "files" / "train_checkpoints.py", tools)
     return tools
 
 
@@ -67,6 +79,8 @@ def node(tmp_path: Path) -> dict:
         "train_extra_args": ["--learning_rate", "1e-4"], "train_python": str(fake_python),
         "train_launcher": "/env/bin/gr00t_npu_launch.py", "train_entry_point": "gr00t/experiment/launch_finetune.py",
         "train_warmup_steps": 2, "__train_log_tool": str(node_tools(tmp_path) / "train_fps.py"),
+        "train_mode": "full", "train_save_total_limit": None, "train_save_rotation_interval": 60,
+        "__train_rotate_tool": str(node_tools(tmp_path) / "train_checkpoints.py"),
         "train_cann_set_env": str(set_env), "train_nnal_set_env": str(tmp_path / "absent.sh"),
         "train_nnal_cxx_abi": 1,
         "__train_site_packages": "/env/lib/python3.10/site-packages", "__train_visible_devices": list(range(8)),
@@ -80,7 +94,7 @@ def node(tmp_path: Path) -> dict:
 def launch(tmp_path: Path, node: dict, template: str) -> subprocess.CompletedProcess:
     (tmp_path / "env.sh").write_text(render("train_env.sh.j2", node))
     script = tmp_path / "train.sh"
-    script.write_text(render(template, dict(node, __train_gr00t_args=role_var("__train_gr00t_args", node))))
+    script.write_text(render(template, with_role_vars(node)))
     return subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60, check=False)
 
 
@@ -155,3 +169,85 @@ def test_environment_file_sources_nnal_with_the_abi(tmp_path: Path, node: dict) 
     res = subprocess.run(["bash", "-euo", "pipefail", "-c", 'source "$0"; echo "$ATB_ARGS"', str(tmp_path / "env.sh")],
                          capture_output=True, text=True, check=True)
     assert res.stdout.strip() == "--cxx_abi=1"
+
+
+def saving_torchrun(tmp_path: Path, node: dict, rc: int, state: tuple[int, ...] = ()) -> None:
+    """torchrun as the ranks of one node save: checkpoint-10 to -50 (ZeRO-2 shards, with
+    trainer_state.json for the steps in `state`), then a few seconds more of training, a listing
+    of the output directory while it is still alive, and exit code `rc`."""
+    out = Path(node["train_output_dir"])
+    saves = "".join(
+        f'mkdir -p {out}/checkpoint-{s}/global_step{s}; echo x > {out}/checkpoint-{s}/global_step{s}/shard.pt\n'
+        + (f"echo '{{\"global_step\": {s}}}' > {out}/checkpoint-{s}/trainer_state.json\n" if s in state else "")
+        for s in (10, 20, 30, 40, 50))
+    fake_python = Path(node["train_python"])
+    fake_python.write_text(
+        "#!/bin/bash\n"
+        'if [ "$1 $2" = "-m torch.distributed.run" ]; then\n'
+        f"{saves}  sleep 3\n  ls {out} | grep checkpoint- > {tmp_path / 'alive.ls'}\n  exit {rc}\nfi\n"
+        'exec python3 "$@"\n')
+
+
+def checkpoint_dirs(node: dict) -> list[str]:
+    return sorted(p.name for p in Path(node["train_output_dir"]).glob("checkpoint-*"))
+
+
+@pytest.mark.parametrize(("rc", "after"), [
+    (0, ["checkpoint-40", "checkpoint-50"]),
+    # A failed run's last save may be cut off on this node: it stays, with the newest two before it.
+    (1, ["checkpoint-30", "checkpoint-40", "checkpoint-50"]),
+])
+def test_other_node_rotates_its_own_checkpoints(tmp_path: Path, node: dict, rc: int, after: list[str]) -> None:
+    """The Trainer rotates on the world's rank 0 alone: the script of node 1 of 2 rotates that
+    node's checkpoints by the same save_total_limit, while torchrun runs and after it."""
+    node.update(__train_node_rank=1, __train_nnodes=2, __train_world_size=16, train_save_total_limit=2,
+                train_save_rotation_interval=1)
+    saving_torchrun(tmp_path, node, rc)
+    res = launch(tmp_path, node, "train_8p.sh.j2")
+    log = Path(node["__train_log"]).read_text()
+    assert res.returncode == rc, log
+    script = (tmp_path / "train.sh").read_text()
+    assert "train_checkpoints.py" in script and "--primary" not in script
+    # While the run was alive: the newest two complete ones and the newest, which may be written.
+    assert (tmp_path / "alive.ls").read_text().split() == ["checkpoint-30", "checkpoint-40", "checkpoint-50"]
+    assert checkpoint_dirs(node) == after
+    assert "[launch] keeping the newest 2 complete checkpoint(s)" in log
+    assert f"[checkpoints] removed {node['train_output_dir']}/checkpoint-10 (save_total_limit 2;" in log
+
+
+def test_primary_rotates_by_trainer_state(tmp_path: Path, node: dict) -> None:
+    """On the primary a save is complete with trainer_state.json: a cut-off newest one stays."""
+    node.update(__train_nnodes=2, __train_world_size=16, train_save_total_limit=2, train_save_rotation_interval=1)
+    saving_torchrun(tmp_path, node, 1, state=(10, 20, 30, 40))
+    res = launch(tmp_path, node, "train_8p.sh.j2")
+    assert res.returncode == 1, Path(node["__train_log"]).read_text()
+    assert "--primary" in (tmp_path / "train.sh").read_text()
+    assert checkpoint_dirs(node) == ["checkpoint-30", "checkpoint-40", "checkpoint-50"]
+
+
+@pytest.mark.parametrize("limit", [None, 0])
+def test_without_a_limit_nothing_is_rotated(tmp_path: Path, node: dict, limit: object) -> None:
+    node.update(__train_node_rank=1, __train_nnodes=2, __train_world_size=16, train_save_total_limit=limit)
+    saving_torchrun(tmp_path, node, 0)
+    res = launch(tmp_path, node, "train_8p.sh.j2")
+    assert res.returncode == 0, Path(node["__train_log"]).read_text()
+    assert "train_checkpoints.py" not in (tmp_path / "train.sh").read_text()
+    assert len(checkpoint_dirs(node)) == 5
+
+
+def test_the_limit_gr00t_is_given_is_the_one_kept(node: dict) -> None:
+    """train_save_total_limit is passed to GR00T; one given in train_extra_args counts as well; a
+    performance run writes no checkpoint and rotates none."""
+    def role_vars(**changes: object) -> dict:
+        return with_role_vars(dict(node, **changes))
+
+    assert "--save_total_limit" not in role_vars()["__train_gr00t_args"]
+    assert role_vars()["__train_keep_checkpoints"] == 0
+    limited = role_vars(train_save_total_limit=3)
+    assert limited["__train_gr00t_args"][-2:] == ["--save_total_limit", "3"]
+    assert limited["__train_keep_checkpoints"] == 3
+    keep_all = role_vars(train_save_total_limit=0)
+    assert keep_all["__train_gr00t_args"][-2:] == ["--save_total_limit", "0"]
+    assert keep_all["__train_keep_checkpoints"] == 0
+    assert role_vars(train_extra_args=["--save-total-limit=4"])["__train_keep_checkpoints"] == 4
+    assert role_vars(train_save_total_limit=3, train_mode="performance")["__train_keep_checkpoints"] == 0
