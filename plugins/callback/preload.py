@@ -145,6 +145,8 @@ PRELOAD = (
     # The lookups the stages render their files with, in the tasks and in the checks that skip a
     # write whose file is already as rendered (file_set_pending).
     (lookup_loader, "ascendops.gr00t.role_template"),
+    # The lookup a refusal names the variable the user set with.
+    (lookup_loader, "ascendops.gr00t.set_by"),
     (lookup_loader, "ansible.builtin.file"),
 )
 

@@ -165,9 +165,15 @@ def test_a_site_wide_form_the_spec_cannot_express_is_checked_with_the_specs(tmp_
     # count: their own checks say so too.
     assert result["failed"] and set(result["argument_errors"]) == {"ascend:settings", "train", "cann", "npu_driver",
                                                                    "preflight"}
-    assert "preflight: preflight_expected_npu_count is 17" in result["msg"]
+    # A stage's count and root are the site-wide ones: their messages name those, not the stage's variable.
+    assert "preflight: ascend_npu_count is 17;" in result["msg"]
+    assert "npu_driver: ascend_npu_count is '17'" in result["msg"]
+    assert "cann: ascend_install_root is 'opt/Ascend'" in result["msg"]
+    assert "expected_npu_count" not in result["msg"] and "cann_install_root" not in result["msg"]
     assert "ascend:settings: ascend_npu_count is '17'; set it to the NPUs per node, 1 to 16" in result["msg"]
-    assert "ascend_install_root 'opt/Ascend'" in result["msg"]
+    # Only the path that is off: the other site-wide paths are not listed.
+    assert "ascend:settings: ascend_install_root is 'opt/Ascend'" in result["msg"]
+    assert "ascend_conda_prefix" not in result["msg"] and "ascend_artifact_stage_dir" not in result["msg"]
     assert "train: found train_max_steps = 'abc'" in result["msg"]
 
 
@@ -179,13 +185,17 @@ def test_a_stage_s_own_input_checks_run_in_the_first_pass(tmp_path: Path) -> Non
                        "-e", "python_env_name=base", "-e", "system_deps_http_proxy=proxy:3128")
     assert result["failed"] and set(result["argument_errors"]) == {"cann", "mx_driving", "npu_driver", "gr00t",
                                                                    "preflight", "python_env", "system_deps"}
-    assert "python_env_name (ascend_conda_env) is 'base'" in result["msg"]
-    assert "system_deps_http_proxy is proxy:3128" in result["msg"]
-    assert "gr00t_report_dir, gr00t_python" in result["msg"] and "'reports'" in result["msg"]
+    assert "python_env: python_env_name is 'base'" in result["msg"]
+    assert "system_deps: system_deps_http_proxy is proxy:3128" in result["msg"]
+    assert "gr00t: gr00t_report_dir is 'reports'; want an absolute path." in result["msg"]
     assert "preflight_disk_requirements entries" in result["msg"]
     assert "cann: cann_version is 'nine' (want e.g. 9.0.0)" in result["msg"]
-    assert "mx_driving_local_version 'a_b' (e.g. 1 or" in result["msg"]
-    assert "npu_driver_install_poll is '0'" in result["msg"]
+    assert "mx_driving: mx_driving_local_version is 'a_b' (want e.g. 1 or" in result["msg"]
+    assert "npu_driver: npu_driver_install_poll is '0'" in result["msg"]
+    # Each names only the setting that is off, not the others of its stage.
+    for correct in ("gr00t_python", "python_env_python_version", "mx_driving_version", "npu_driver_install_timeout is",
+                    "cann_install_root", "system_deps_https_proxy"):
+        assert correct not in result["msg"], correct
 
 
 def test_a_stage_that_is_off_is_not_held_to_its_checks(tmp_path: Path) -> None:
