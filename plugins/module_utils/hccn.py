@@ -152,6 +152,25 @@ def hccn_module(items: str, item_options: dict, **more: dict) -> tuple[Any, str]
     return module, binary
 
 
+# Every hccn_tool query (-g) prints at least one line. ansible-core's run_command waits for a
+# command's output one second at a time and stops reading once the command has exited: the
+# reply of a command that writes and exits just after such a wait ran out is lost, and the
+# command seems to have answered nothing with exit 0 (a query that takes over a second, as
+# eight side by side on a busy node do). A query reads and changes nothing, so an empty reply
+# is asked again; one that stays empty is no answer either.
+QUERY_ATTEMPTS = 3
+
+
+def query(module: Any, argv: list[str]) -> tuple[int, str, str]:
+    """rc, stdout and stderr of one hccn_tool query, asked up to QUERY_ATTEMPTS times while it
+    exits 0 with no output."""
+    for dummy in range(QUERY_ATTEMPTS):
+        rc, out, err = module.run_command(argv)
+        if rc != 0 or out.strip() or err.strip():
+            break
+    return rc, out, err
+
+
 def parse_fields(text: str) -> dict[str, str]:
     """`key:value` lines (`ipaddr:A`, `link status: UP`) -> {key: value}, keys lower case."""
     out = {}

@@ -12,6 +12,7 @@ version_added: "0.2.0"
 description:
   - Runs C(hccn_tool -i N -ping -g address A) for every target, the NPUs of the node in
     parallel (one ping at a time per NPU), and returns which answered.
+  - A ping that answers nothing (exit 0, no output) is asked again, up to three times.
   - Only reads; it never reports a change.
 author:
   - ascendops.gr00t maintainers (@ascendops)
@@ -70,7 +71,7 @@ failed_count:
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.ascendops.gr00t.plugins.module_utils.hccn import hccn_module, parse_ping
+from ansible_collections.ascendops.gr00t.plugins.module_utils.hccn import hccn_module, parse_ping, query
 
 
 def ping_all(module: AnsibleModule, binary: str, targets: list[dict]) -> list[dict]:
@@ -82,8 +83,8 @@ def ping_all(module: AnsibleModule, binary: str, targets: list[dict]) -> list[di
     def run(queue: list[dict]) -> list[dict]:
         out = []
         for target in queue:
-            rc, stdout, stderr = module.run_command(
-                [binary, "-i", str(target["npu"]), "-ping", "-g", "address", target["address"]])
+            rc, stdout, stderr = query(module, [binary, "-i", str(target["npu"]), "-ping", "-g", "address",
+                                                target["address"]])
             text = (stdout + stderr).strip()
             out.append(dict(target, ok=parse_ping(rc, text), output=text.splitlines()[-1] if text else f"rc {rc}"))
         return out

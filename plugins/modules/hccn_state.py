@@ -15,6 +15,8 @@ description:
   - Sets with C(hccn_tool -i N -ip -s address A netmask M), C(-gateway -s gateway G) and
     C(-netdetect -s address D) only what differs from what the NPU reports, then reads it again.
   - In check mode it sets nothing and returns the same plan.
+  - A query that answers nothing (exit 0, no output) is asked again, up to three times; one that
+    stays empty fails the module. Nothing is planned from an empty reply.
 author:
   - ascendops.gr00t maintainers (@ascendops)
 options:
@@ -103,10 +105,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascendops.gr00t.plugins.module_utils.hccn import (
+    QUERY_ATTEMPTS,
     device_findings,
     hccn_module,
     first_address,
     parse_fields,
+    query,
     set_commands,
 )
 
@@ -122,17 +126,30 @@ def hccn(module: AnsibleModule, binary: str, args: list[str]) -> str:
     return out
 
 
+def get(module: AnsibleModule, binary: str, npu: int, operation: str) -> str:
+    """The reply of `hccn_tool -i N <operation> -g`. A reply of nothing is not an unset value
+    (the plan would set what is already set): it is asked again, then it is an error."""
+    args = ["-i", str(npu), operation, "-g"]
+    rc, out, err = query(module, [binary, *args])
+    if rc != 0:
+        raise HccnError(f"`hccn_tool {' '.join(args)}` exited {rc}: {(err or out).strip()[:300]}")
+    if not (out.strip() or err.strip()):
+        raise HccnError(f"`hccn_tool {' '.join(args)}` answered nothing, {QUERY_ATTEMPTS} times: NPU {npu} cannot be "
+                        f"read. Run it by hand; when it prints nothing there too, check the NPU (`npu-smi info`) "
+                        f"and the driver.")
+    return out
+
+
 def read_device(module: AnsibleModule, binary: str, npu: int) -> dict:
-    ip = parse_fields(hccn(module, binary, ["-i", str(npu), "-ip", "-g"]))
+    ip = parse_fields(get(module, binary, npu, "-ip"))
     return {
         "id": npu,
         "address": ip.get("ipaddr", ""),
         "netmask": ip.get("netmask", ""),
-        "gateway": first_address(hccn(module, binary, ["-i", str(npu), "-gateway", "-g"])),
-        "netdetect": first_address(hccn(module, binary, ["-i", str(npu), "-netdetect", "-g"])),
-        "link": parse_fields(hccn(module, binary, ["-i", str(npu), "-link", "-g"])).get("link status", ""),
-        "health": parse_fields(hccn(module, binary, ["-i", str(npu), "-net_health", "-g"])).get(
-            "net health status", ""),
+        "gateway": first_address(get(module, binary, npu, "-gateway")),
+        "netdetect": first_address(get(module, binary, npu, "-netdetect")),
+        "link": parse_fields(get(module, binary, npu, "-link")).get("link status", ""),
+        "health": parse_fields(get(module, binary, npu, "-net_health")).get("net health status", ""),
     }
 
 

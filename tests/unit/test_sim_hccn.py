@@ -7,6 +7,7 @@ from pathlib import Path
 
 import modrun
 import pytest
+from ansible.module_utils import basic
 
 from ansible_collections.ascendops.gr00t.plugins.modules import hccn_ping, hccn_state
 
@@ -162,3 +163,66 @@ def test_hccn_ping_reports_each_target(on_node, monkeypatch, capsys) -> None:
     assert not result["changed"] and result["failed_count"] == 1
     assert [r["npu"] for r in result["results"] if not r["ok"]] == [5]
     assert [r["npu"] for r in result["results"]] == list(range(8))
+
+
+@pytest.fixture
+def lost_replies(monkeypatch):
+    """AnsibleModule.run_command that loses the replies of the listed queries, the first `times`
+    times each is asked: exit 0 and no output, as run_command returns when a command writes
+    and exits just after one of its one-second waits for output ran out."""
+    original = basic.AnsibleModule.run_command
+    losses: dict[tuple[str, ...], int] = {}
+
+    def run_command(self, args, *more, **kw):
+        key = tuple(str(arg) for arg in args[1:])
+        if losses.get(key, 0) > 0:
+            losses[key] -= 1
+            return 0, "", ""
+        return original(self, args, *more, **kw)
+
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
+
+    def lose(*args: str, times: int = 1) -> None:
+        losses[args] = times
+    return lose
+
+
+def converged(node: Node, base: int) -> None:
+    node.conf(base)
+    node.run("-i", "0", "-link", "-g")  # the settings taken from hccn.conf as at boot
+
+
+def test_hccn_state_asks_again_for_a_lost_reply(on_node, lost_replies, monkeypatch, capsys) -> None:
+    n1 = on_node[0]
+    converged(n1, 11)
+    devices = [dict(device, gateway="192.168.1.1") for device in wanted(11)]
+    for device in devices:
+        n1.run("-i", str(device["id"]), "-gateway", "-s", "gateway", "192.168.1.1")
+    for query in ("-ip", "-gateway", "-netdetect", "-link", "-net_health"):
+        lost_replies("-i", "4", query, "-g")
+    result = modrun.run_module(hccn_state.main, monkeypatch, capsys,
+                               {"hccn_tool": str(SIM_BIN / "hccn_tool"), "devices": devices})
+    assert not result["changed"] and result["plan"] == [] and result["findings"] == []
+    assert result["devices"][4] == dict(devices[4], link="UP", health="Success")
+
+
+def test_hccn_state_sets_nothing_on_a_reply_that_stays_empty(on_node, lost_replies, monkeypatch, capsys) -> None:
+    n1 = on_node[0]
+    converged(n1, 11)
+    before = (n1.root / "hccn" / "applied.json").read_text()
+    lost_replies("-i", "4", "-ip", "-g", times=99)
+    result = modrun.run_module(hccn_state.main, monkeypatch, capsys,
+                               {"hccn_tool": str(SIM_BIN / "hccn_tool"), "devices": wanted(11)})
+    assert result["failed"] and "`hccn_tool -i 4 -ip -g` answered nothing" in result["msg"]
+    assert (n1.root / "hccn" / "applied.json").read_text() == before
+
+
+def test_hccn_ping_asks_again_for_a_lost_reply(on_node, lost_replies, monkeypatch, capsys) -> None:
+    n1, n2 = on_node
+    converged(n1, 11)
+    converged(n2, 21)
+    lost_replies("-i", "3", "-ping", "-g", "address", "192.168.1.24")
+    targets = [{"npu": i, "address": f"192.168.1.{21 + i}", "peer": "n2", "peer_npu": i} for i in range(8)]
+    result = modrun.run_module(hccn_ping.main, monkeypatch, capsys,
+                               {"hccn_tool": str(SIM_BIN / "hccn_tool"), "targets": targets})
+    assert result["failed_count"] == 0, result["results"]
