@@ -12,7 +12,10 @@ Hugging Face's Trainer writes two kinds of lines on the world's rank 0:
     (several updates per line, separated by carriage returns, when written to a file);
   * a dict per logging step: ``{'loss': 1.28, 'grad_norm': 0.9, 'learning_rate': 1e-4, 'epoch': 0.1}``
     and, at the end, ``{'train_runtime': ..., 'train_samples_per_second': ..., ...}``.
-A dict belongs to the step of the bar update printed before it.
+A dict belongs to the step of the bar printed right after it: tqdm clears the bar, writes the
+dict and redraws the bar at the Trainer's step. The bar before the dict may be a step or more
+behind, as tqdm skips redraws that come within 0.1 s of the last one. A dict with no redraw
+after it (the log of a live run, or of an attempt that was stopped) takes the last bar's step.
 """
 from __future__ import annotations
 
@@ -134,10 +137,21 @@ def _as_float(value: object) -> Optional[float]:
         return None
 
 
+def _record(log: TrainLog, number: int, values: dict) -> None:
+    """The values of one logging dict, at its step (none before the first step)."""
+    if number <= 0:
+        return
+    entry = log.step(number)
+    for key in ("loss", "grad_norm", "learning_rate", "epoch"):
+        if key in values:
+            setattr(entry, key, _as_float(values[key]))
+
+
 def parse_log(text: str, max_steps: Optional[int] = None) -> TrainLog:
     """Steps of a Trainer log. With max_steps, only bars of that length count as training."""
     log = TrainLog(max_steps=max_steps)
     current = 0
+    waiting: list[dict] = []  # dicts whose bar redraw has not come yet
     for line in split_lines(text):
         progress = _BAR.match(line)
         if progress:
@@ -145,7 +159,12 @@ def parse_log(text: str, max_steps: Optional[int] = None) -> TrainLog:
             if max_steps is not None and total != max_steps:
                 continue
             log.max_steps = total
-            current = int(progress["step"])
+            # A bar behind the last one starts another attempt: it is no redraw.
+            step = int(progress["step"])
+            for values in waiting:
+                _record(log, max(step, current), values)
+            waiting = []
+            current = step
             if current == 0:
                 continue
             entry = log.step(current)
@@ -160,14 +179,12 @@ def parse_log(text: str, max_steps: Optional[int] = None) -> TrainLog:
                 continue
             if "train_runtime" in values:
                 log.finished = True
-                continue
-            number = int(values.get("step", current) or 0)
-            if number <= 0:
-                continue
-            entry = log.step(number)
-            for key in ("loss", "grad_norm", "learning_rate", "epoch"):
-                if key in values:
-                    setattr(entry, key, _as_float(values[key]))
+            elif "step" in values:
+                _record(log, int(values["step"] or 0), values)
+            else:
+                waiting.append(values)
+    for values in waiting:
+        _record(log, current, values)
     return log
 
 

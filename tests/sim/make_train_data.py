@@ -1,10 +1,11 @@
 """Generate tiny, random training inputs for NVIDIA's real GR00T N1.7 trainer (test inputs).
 
-Nothing here is NVIDIA's weights or data: every tensor is random and a few kilobytes to a few
-megabytes in size, so a training step takes a fraction of a second on a CPU. Run it with the
-training env's python, from (or with --checkout pointing at) a GR00T checkout whose code is
-importable (installed, or on PYTHONPATH); it reads examples/LIBERO/modality.json from there and
-builds the checkpoint with GR00T's own classes. Nothing is downloaded (HF_HUB_OFFLINE=1).
+Nothing here is NVIDIA's weights or data: every weight is random, the demonstrations are
+made up, and each file is a few kilobytes to a few megabytes, so a training step takes a
+fraction of a second on a CPU. Run it with the training env's python, from (or with --checkout
+pointing at) a GR00T checkout whose code is importable (installed, or on PYTHONPATH); it reads
+examples/LIBERO/modality.json from there and builds the checkpoint with GR00T's own classes.
+Nothing is downloaded (HF_HUB_OFFLINE=1).
 
     python make_train_data.py --checkout /opt/Isaac-GR00T --out /opt/sim-train-data
 
@@ -20,12 +21,14 @@ writes, replacing what was there:
       Gr00tN1d7), model.safetensors, processor_config.json, statistics.json, embodiment_id.json.
   OUT/dataset/
       A LeRobot v2.1 LIBERO dataset for --dataset_path (--embodiment_tag LIBERO_PANDA): a few
-      episodes longer than the 16-step action horizon, parquet with observation.state (8) and
-      action (7), H.264 mp4 videos of both cameras (image, wrist_image), meta/info.json,
-      episodes.jsonl, tasks.jsonl, modality.json (the checkout's LIBERO example), and GR00T's
-      meta/stats.json and relative_stats.json. Those two are precomputed because only global
-      rank 0 writes them at start: ranks on other nodes, each with its own copy, would find none.
-      The directory must still be writable: rank 0 rewrites relative_stats.json at every start.
+      episodes, longer than the 16-step action horizon, of an arm reaching a pose and grasping
+      (the actions follow from the state, so a short run's loss falls), parquet with
+      observation.state (8) and action (7), H.264 mp4 videos of both cameras (image,
+      wrist_image) that show the arm's progress, meta/info.json, episodes.jsonl, tasks.jsonl,
+      modality.json (the checkout's LIBERO example), and GR00T's meta/stats.json and
+      relative_stats.json. Those two are precomputed because only global rank 0 writes them at
+      start: ranks on other nodes, each with its own copy, would find none. The directory must
+      still be writable: rank 0 rewrites relative_stats.json at every start.
 
 Fixed seeds and settings: the same checkout and env give byte-identical files.
 """
@@ -44,6 +47,10 @@ SNAPSHOT = "0" * 40  # the revision refs/main names
 EMBODIMENT = "libero_sim"  # EmbodimentTag.LIBERO_PANDA
 SEED = 0
 EPISODES, STEPS, FPS, IMAGE = 4, 40, 10, 64  # STEPS > the 16-step action horizon
+# The demonstrations (see reach()): the pose (x, y, z, roll, pitch, yaw) the arm reaches, the
+# share of the way each step moves it, and how near it closes the gripper.
+GOAL = (0.45, 0.0, 0.25, 3.1, 0.0, 0.0)
+GAIN, GRASP_AT = 0.25, 0.02
 CAMERAS = ("image", "wrist_image")
 TASKS = ("put the bowl on the plate", "open the top drawer")
 # The text tokens plus the ones Qwen3-VL's processor and chat template insert.
@@ -66,6 +73,9 @@ TINY_MODEL: dict[str, Any] = {
     "backbone_embedding_dim": 64, "select_layer": 1, "hidden_size": 64, "input_embedding_dim": 64,
     "max_seq_len": 256, "use_relative_action": True, "reproject_vision": False,
     "backbone_trainable_params_fp32": True,
+    # LIBERO's own widths instead of GR00T's 132: the padded action values are noised like the
+    # real ones and would feed this small head 125 values of pure noise beside LIBERO's 7.
+    "max_state_dim": 8, "max_action_dim": 7,
     "diffusion_model_cfg": {"positional_embeddings": None, "num_layers": 2, "num_attention_heads": 4,
                             "attention_head_dim": 16, "norm_type": "ada_norm", "dropout": 0.2,
                             "final_dropout": True, "output_dim": 64, "interleave_self_attention": True},
@@ -157,21 +167,46 @@ def write_video(path: Path, frames: list) -> None:
         container.mux(stream.encode())
 
 
-def camera_frames(rng) -> list:
-    """A blocky random picture sliding sideways: cheap to encode, different in every frame."""
+def reach(rng) -> tuple[Any, Any]:
+    """One episode's state (STEPS, 8) and action (STEPS, 7): the arm reaches GOAL and grasps.
+
+    The pose starts 0.1 to 0.3 short of GOAL in each of its six values (as a demonstration
+    starts away from the object) and each action moves it GAIN of the way there; the gripper
+    closes (action 1, fingers to 0) once every value is within GRASP_AT of the goal, and is
+    open (-1, fingers to 0.04) before. The state at a step fixes every later one, and so the
+    whole 16-step action chunk GR00T predicts from it: a function the action head can learn.
+    """
+    import numpy as np
+
+    goal = np.asarray(GOAL)
+    pose = goal - rng.uniform(0.1, 0.3, len(goal))
+    finger = 0.04
+    state, action = [], []
+    for _step in range(STEPS):
+        grip = 1.0 if np.abs(goal - pose).max() < GRASP_AT else -1.0
+        move = GAIN * (goal - pose)
+        state.append([*pose, finger, -finger])
+        action.append([*move, grip])
+        pose = pose + move
+        finger += 0.5 * ((0.0 if grip > 0 else 0.04) - finger)
+    return np.asarray(state, dtype=np.float32), np.asarray(action, dtype=np.float32)
+
+
+def camera_frames(rng, state) -> list:
+    """A blocky random picture that slides sideways as the arm nears the goal along x (by 0.3 a
+    full width): the frames show the state too, are cheap to encode and differ while it moves."""
     import numpy as np
 
     base = np.kron(rng.integers(0, 256, (8, 8, 3), dtype=np.uint8), np.ones((IMAGE // 8, IMAGE // 8, 1), np.uint8))
-    return [np.roll(base, step, axis=1) for step in range(STEPS)]
+    shifts = np.rint((GOAL[0] - state[:, 0]) / 0.3 * IMAGE).astype(int) % IMAGE
+    return [np.roll(base, int(shift), axis=1) for shift in shifts]
 
 
-def episode_table(rng, episode: int, first_index: int):
-    """One episode's parquet table: smooth random state (8) and action (7) tracks."""
+def episode_table(state, action, episode: int, first_index: int):
+    """One episode's parquet table: state (8) and action (7) of every step, and the indices."""
     import numpy as np
     import pyarrow as pa
 
-    state = np.cumsum(rng.normal(0, 0.01, (STEPS, 8)), axis=0).astype(np.float32)
-    action = np.cumsum(rng.normal(0, 0.01, (STEPS, 7)), axis=0).astype(np.float32)
     return pa.table({
         "observation.state": pa.array(list(state), type=pa.list_(pa.float32())),
         "action": pa.array(list(action), type=pa.list_(pa.float32())),
@@ -218,10 +253,12 @@ def write_dataset(out: Path, checkout: Path) -> None:
     episodes = []
     for episode in range(EPISODES):
         name = f"episode_{episode:06d}"
-        pq.write_table(episode_table(rng, episode, episode * STEPS), out / "data" / "chunk-000" / f"{name}.parquet")
+        state, action = reach(rng)
+        pq.write_table(episode_table(state, action, episode, episode * STEPS),
+                       out / "data" / "chunk-000" / f"{name}.parquet")
         for camera in CAMERAS:
             write_video(out / "videos" / "chunk-000" / f"observation.images.{camera}" / f"{name}.mp4",
-                        camera_frames(rng))
+                        camera_frames(rng, state))
         episodes.append({"episode_index": episode, "tasks": [TASKS[episode % len(TASKS)]], "length": STEPS})
     write_json(meta / "info.json", info_json(EPISODES * STEPS))
     write_jsonl(meta / "episodes.jsonl", episodes)
@@ -244,6 +281,25 @@ def gr00t_config(dataset: Path, work: Path):
     return config
 
 
+def rescale_embodiment_layers(model: Any) -> None:
+    """Redraw the action head's per-embodiment weights (state and action encoders, action
+    decoder) at a standard deviation of 1/sqrt(fan-in).
+
+    GR00T draws them at 0.02, about 1/sqrt(fan-in) for its 1536-wide head. At this model's
+    widths of 7 to 128 each such layer shrinks what passes through it several-fold: in a short
+    run the head learns the actions' mean and little else, and the loss stops falling there.
+    """
+    import torch
+    from gr00t.model.modules.embodiment_conditioned_mlp import CategorySpecificLinear
+
+    generator = torch.Generator().manual_seed(SEED)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, CategorySpecificLinear):
+                fan_in = module.W.shape[1]
+                module.W.copy_(torch.randn(module.W.shape, generator=generator) / fan_in ** 0.5)
+
+
 def write_checkpoint(out: Path, dataset: Path, work: Path) -> None:
     """Build GR00T N1.7 from scratch with GR00T's own pipeline (random action head, the tiny VLM
     from the cache) and save it as a base checkpoint: weights and config, and the processor with
@@ -255,6 +311,7 @@ def write_checkpoint(out: Path, dataset: Path, work: Path) -> None:
     torch.manual_seed(SEED)
     pipeline = Gr00tN1d7Pipeline(config, save_cfg_dir=work)
     pipeline.setup()  # builds the model, computes meta/stats.json, loads the dataset
+    rescale_embodiment_layers(pipeline.model)
     pipeline.model.save_pretrained(out, safe_serialization=True)
     pipeline.return_processor().save_pretrained(out)
     # As the trainer's run() does before its rank 0 writes the statistics: validate() fills the

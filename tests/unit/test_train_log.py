@@ -49,6 +49,56 @@ def test_no_timed_step_after_warmup(known: str) -> None:
     assert train_log.samples_per_second(log, 640, 7) is None
 
 
+# Hugging Face's Trainer (transformers 4.57, tqdm 4.70) writing to a file, at steps faster than
+# tqdm's 0.1 s between redraws: the bar before each dict still shows step 9 or 18; tqdm clears
+# it, the dict of step 10 or 20 follows, and the bar is drawn again at the Trainer's step.
+FAST_STEPS = (
+    "  0%|          | 0/40 [00:00<?, ?it/s]\r  8%|▊         | 3/40 [00:00<00:01, 24.48it/s]"
+    "\r 15%|█▌        | 6/40 [00:00<00:01, 27.36it/s]\r 22%|██▎       | 9/40 [00:00<00:01, 28.11it/s]"
+    "\r                                              \r{'loss': 3.2542, 'grad_norm': 5.307750225067139, "
+    "'learning_rate': 0.007750000000000001, 'epoch': 0.02}\n"
+    "\r 25%|██▌       | 10/40 [00:00<00:01, 28.11it/s]\r 30%|███       | 12/40 [00:00<00:00, 28.67it/s]"
+    "\r 38%|███▊      | 15/40 [00:00<00:00, 29.11it/s]"
+    "\r 45%|████▌     | 18/40 [00:00<00:00, 28.71it/s]"
+    "\r                                               \r{'loss': 2.6012, 'grad_norm': 3.269930124282837, "
+    "'learning_rate': 0.00525, 'epoch': 0.04}\n"
+    "\r 50%|█████     | 20/40 [00:00<00:00, 28.71it/s]"
+)
+
+
+def test_a_dict_takes_the_step_of_the_redraw_after_it() -> None:
+    log = train_log.parse_log(FAST_STEPS, max_steps=40)
+    assert [(s.step, s.loss) for s in log.ordered() if s.loss is not None] == [(10, 3.2542), (20, 2.6012)]
+    assert log.steps[20].grad_norm == 3.269930124282837 and log.steps[18].loss is None
+    assert log.steps[10].step_time == pytest.approx(1 / 28.11)
+    series = train_log.summarize(FAST_STEPS, 8, 0)["series"]
+    assert [(s["step"], s["loss"]) for s in series if s["loss"] is not None] == [(10, 3.2542), (20, 2.6012)]
+
+
+def test_a_dict_the_log_ends_on_takes_the_last_bar() -> None:
+    # A live run's log read between the dict and its redraw.
+    live = FAST_STEPS[:FAST_STEPS.rindex("\r 50%")]
+    log = train_log.parse_log(live)
+    assert [(s.step, s.loss) for s in log.ordered() if s.loss is not None] == [(10, 3.2542), (18, 2.6012)]
+    assert log.last_step == 18
+
+
+def test_a_dict_before_a_relaunch_keeps_the_last_bar() -> None:
+    # The attempt was stopped before the redraw; the next one starts its bar at 0.
+    stopped = FAST_STEPS[:FAST_STEPS.rindex("\r 50%")]
+    text = (stopped + "[launch] start\n  0%|          | 0/40 [00:00<?, ?it/s]"
+            "\r 55%|█████▌    | 22/40 [00:01<00:09, 1.9it/s]")
+    log = train_log.parse_log(text)
+    assert [(s.step, s.loss) for s in log.ordered() if s.loss is not None] == [(10, 3.2542), (18, 2.6012)]
+    assert log.last_step == 22
+
+
+def test_a_dict_that_names_its_step_keeps_it() -> None:
+    text = " 25%|##5       | 2/8 [00:25<01:08, 11.20s/it]\n{'loss': 0.5, 'step': 1}\n"
+    log = train_log.parse_log(text)
+    assert log.steps[1].loss == 0.5 and log.steps[2].loss is None
+
+
 def test_other_bars_are_not_training(known: str) -> None:
     # The data loading bar (1693 items) must not be taken for training steps.
     log = train_log.parse_log(known, max_steps=1693)
