@@ -9,6 +9,9 @@ line endings, indentation and every other byte of the file stay as they were.
 Each edit is recognised afterwards by its effect (the function already tests ``hccl``,
 ``pin_memory`` already depends on ``torch.npu``, the capability probe already catches
 ``TypeError``), so a checkout fixed by hand or upstream reports ``already`` as well.
+
+A site is located in a function, or for a field default (``DataConfig.video_backend``) in a
+class body.
 """
 from __future__ import annotations
 
@@ -29,11 +32,15 @@ class SiteMissing(Exception):
 
 @dataclass(frozen=True)
 class Site:
+    """One edit: in `function` of `path` (a class, when `field` names the attribute it sets)."""
+
     name: str
     path: str
     function: str
     summary: str
     apply: Callable[["Source", ast.AST], Optional[List["Edit"]]]
+    field: str = ""
+    needs_torch: bool = True
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,13 @@ class Source:
 def find_function(tree: ast.AST, name: str) -> Optional[ast.AST]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node
+    return None
+
+
+def find_class(tree: ast.AST, name: str) -> Optional[ast.ClassDef]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == name:
             return node
     return None
 
@@ -272,6 +286,39 @@ def keyword_constant(keyword: str, value: object) -> Callable[[Source, ast.AST],
     return apply
 
 
+def field_default(field_name: str, value: str) -> Callable[[Source, ast.AST], Optional[List[Edit]]]:
+    """Optional sites: the string default of a class-level field (``name: str = "..."``).
+
+    Only the constant changes, in the quotes upstream wrote it with; the annotation stays.
+    """
+
+    def apply(source: Source, cls: ast.AST) -> Optional[List[Edit]]:
+        for node in getattr(cls, "body", []):
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == field_name:
+                if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+                    raise SiteMissing("the field {0} has no string default".format(field_name))
+                if node.value.value == value:
+                    return None
+                start, end = source.span(node.value)
+                quote = source.text[start] if source.text[start] in "'\"" else '"'
+                return [Edit(start, end, quote + value + quote)]
+        raise SiteMissing("no field {0} in its body".format(field_name))
+
+    return apply
+
+
+# GR00T's training loader decodes with DataConfig.video_backend; launch_finetune.py has no flag
+# for it, so the backend is the field's default.
+VIDEO_BACKEND_FILE = "gr00t/configs/data/data_config.py"
+
+
+def video_backend_site(backend: str) -> Site:
+    """The optional site that makes `backend` DataConfig's default video backend."""
+    return Site("video_backend", VIDEO_BACKEND_FILE, "DataConfig",
+                'DataConfig.video_backend defaults to "{0}"'.format(backend),
+                field_default("video_backend", backend), field="video_backend", needs_torch=False)
+
+
 REQUIRED_SITES: Tuple[Site, ...] = (
     Site("collective_device", "gr00t/experiment/dist_utils.py", "_collective_device",
          "hccl returns the current NPU device", hccl_device_branch),
@@ -296,12 +343,15 @@ OPTIONAL_SITES: Dict[str, Site] = {
 REQUIRED_NAMES = tuple(site.name for site in REQUIRED_SITES)
 
 
-def select_sites(names: List[str], optional: Dict[str, bool]) -> List[Site]:
+def select_sites(names: List[str], optional: Dict[str, bool], video_backend: str = "") -> List[Site]:
+    """The required sites named, the optional ones wanted, and the video backend site when a
+    backend is given (empty: data_config.py stays as upstream has it)."""
     unknown = [n for n in names if n not in REQUIRED_NAMES]
     if unknown:
         raise ValueError("unknown site(s) {0}; known: {1}".format(", ".join(unknown), ", ".join(REQUIRED_NAMES)))
     chosen = [site for site in REQUIRED_SITES if site.name in names]
-    return chosen + [OPTIONAL_SITES[key] for key, wanted in sorted(optional.items()) if wanted]
+    chosen += [OPTIONAL_SITES[key] for key, wanted in sorted(optional.items()) if wanted]
+    return chosen + ([video_backend_site(video_backend)] if video_backend else [])
 
 
 # ------------------------------------------------------------------ applying
@@ -322,14 +372,15 @@ def patch_text(text: str, path: str, sites: List[Site]) -> Tuple[str, Dict[str, 
     statuses: Dict[str, dict] = {}
     for site in sites:
         source = Source(text, path)
-        function = find_function(source.tree, site.function)
-        status = {"file": site.path, "function": site.function, "change": site.summary}
+        scope = find_class(source.tree, site.function) if site.field else find_function(source.tree, site.function)
+        status = site_status(site)
         try:
-            if function is None:
-                raise SiteMissing("function {0}() not found".format(site.function))
-            if not module_binds(source.tree, "torch"):
+            if scope is None:
+                raise SiteMissing(("class {0} not found" if site.field else "function {0}() not found").format(
+                    site.function))
+            if site.needs_torch and not module_binds(source.tree, "torch"):
                 raise SiteMissing("the module does not import torch")
-            edits = site.apply(source, function)
+            edits = site.apply(source, scope)
         except SiteMissing as missing:
             status.update(status="missing", reason=str(missing))
         else:
@@ -339,6 +390,14 @@ def patch_text(text: str, path: str, sites: List[Site]) -> Tuple[str, Dict[str, 
             status["status"] = "patched" if edits else "already"
         statuses[site.name] = status
     return text, statuses
+
+
+def site_status(site: Site) -> dict:
+    """A site's report entry before its status: file, function (the class, with `field`) and change."""
+    status = {"file": site.path, "function": site.function, "change": site.summary}
+    if site.field:
+        status["field"] = site.field
+    return status
 
 
 def unified_diff(before: str, after: str, path: str) -> str:
@@ -388,8 +447,8 @@ def plan_checkout(src: str, sites: List[Site]) -> List[FilePlan]:
     for path, file_sites in by_file.items():
         full = os.path.join(src, path)
         if not os.path.isfile(full):
-            statuses = {site.name: {"file": site.path, "function": site.function, "change": site.summary,
-                                    "status": "missing", "reason": "file not found"} for site in file_sites}
+            statuses = {site.name: dict(site_status(site), status="missing", reason="file not found")
+                        for site in file_sites}
             plans.append(FilePlan(path, "", "", statuses))
             continue
         before = read_text(full)
@@ -399,13 +458,18 @@ def plan_checkout(src: str, sites: List[Site]) -> List[FilePlan]:
 
 
 def missing_message(plans: List[FilePlan], src: str, expected_commit: str) -> Optional[str]:
-    problems = ["{0}: {1}() - {2}".format(os.path.join(src, status["file"]), status["function"], status["reason"])
+    problems = ["{0}: {1} - {2}".format(os.path.join(src, status["file"]), status_where(status), status["reason"])
                 for plan in plans for status in plan.statuses.values() if status["status"] == "missing"]
     if not problems:
         return None
     return ("GR00T NPU patch: {0} site(s) not found where the upstream commit {1} has them: {2}. "
             "The checkout is not the expected GR00T N1.7 revision (check gr00t_version) or upstream moved the "
             "code; nothing was changed.").format(len(problems), expected_commit or "(not given)", "; ".join(problems))
+
+
+def status_where(status: dict) -> str:
+    """A report entry's place as messages name it: ``function()`` or ``Class.field``."""
+    return "{0}.{1}".format(status["function"], status["field"]) if status.get("field") else status["function"] + "()"
 
 
 def pristine_text(plan: FilePlan, stored: Optional[str], from_git: Callable[[str], Optional[str]]) -> Optional[str]:

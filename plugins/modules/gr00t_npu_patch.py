@@ -23,6 +23,9 @@ description:
     C(pin_memory=False) when torch has the NPU backend (C(torch.npu)), the configured value otherwise."
   - "C(capability_probe): C(gr00t/model/modules/dit.py) C(_is_spark_sm121()) returns False instead of
     raising when C(get_device_capability()) fails (TypeError, RuntimeError), with warnings silenced."
+  - "Optional C(video_backend): C(gr00t/configs/data/data_config.py) C(DataConfig.video_backend) defaults to
+    I(video_backend) (upstream's is C(torchcodec)); GR00T's training data loader decodes with it and
+    C(launch_finetune.py) has no flag for it. Only the string constant changes."
   - A site that already has the change (made here, by hand or upstream) reports C(already);
     a required site that cannot be found fails the task before any file is written, naming the
     file, the function and the upstream commit the checkout was expected to be.
@@ -59,6 +62,17 @@ options:
         the device.
     type: bool
     default: false
+  video_backend:
+    description:
+      - Also make this GR00T's default video backend (the C(video_backend) site); empty leaves
+        C(data_config.py) as upstream has it.
+      - C(ffmpeg) decodes with the system C(ffmpeg) and C(ffprobe), a process per read, where no
+        torchcodec build exists for the node (aarch64 with torch 2.7).
+      - A checkout whose C(DataConfig) has no C(video_backend) field with a string default fails the
+        task, naming the file and the field.
+    type: str
+    choices: ["", torchcodec, ffmpeg]
+    default: ""
   expected_commit:
     description: The upstream commit the checkout should be at; only used in error messages.
     type: str
@@ -92,11 +106,19 @@ EXAMPLES = r"""
     src: /opt/gr00t/Isaac-GR00T
     report_dir: /opt/gr00t/report
     spawn_workers: true
+
+- name: Also decode the dataset's videos with the system ffmpeg
+  ascendops.gr00t.gr00t_npu_patch:
+    src: /opt/gr00t/Isaac-GR00T
+    report_dir: /opt/gr00t/report
+    video_backend: ffmpeg
 """
 
 RETURN = r"""
 sites:
-  description: Per site, the file, function, intended change, status (patched, already, missing) and a reason when missing.
+  description:
+    - Per site, the file, function, intended change, status (patched, already, missing) and a reason when missing.
+    - The C(video_backend) site names its class under C(function) and the attribute under C(field).
   returned: always
   type: dict
   sample:
@@ -193,6 +215,7 @@ def main() -> None:
             sites=dict(type="list", elements="str", choices=list(REQUIRED_NAMES), default=list(REQUIRED_NAMES)),
             tf32_off=dict(type="bool", default=False),
             spawn_workers=dict(type="bool", default=False),
+            video_backend=dict(type="str", choices=["", "torchcodec", "ffmpeg"], default=""),
             expected_commit=dict(type="str", default=""),
             state=dict(type="str", choices=["present", "absent"], default="present"),
         ),
@@ -203,7 +226,7 @@ def main() -> None:
     if not os.path.isdir(os.path.join(src, "gr00t")):
         module.fail_json(msg="src={0} is not a GR00T checkout (no gr00t/ package there); set gr00t_src_dir to the "
                              "directory holding gr00t/ and pyproject.toml.".format(src))
-    sites = select_sites(params["sites"], {key: params[key] for key in OPTIONAL_SITES})
+    sites = select_sites(params["sites"], {key: params[key] for key in OPTIONAL_SITES}, params["video_backend"])
     if params["state"] == "absent":
         revert(module, src, sites, os.path.join(report_dir, "pristine"))
     try:

@@ -128,11 +128,13 @@ def upstream_text(tarball: Path, names: tuple[str, ...] = ("pyproject.toml", "uv
         return {name: archive.extractfile(member).read().decode() for name, member in found.items()}
 
 
-def role_templar(arch: str, pyproject: str, lock: str) -> Any:
-    """Ansible's Templar over the roles' defaults and vars for a node of `arch`.
+def role_templar(arch: str, pyproject: str, lock: str, overrides: dict[str, Any] | None = None) -> Any:
+    """Ansible's Templar over the roles' defaults and vars for a node of `arch` (its
+    `ansible_facts['architecture']`, which the per-architecture settings follow).
 
     The gr00t role reads the checkout's pyproject.toml and uv.lock in its first look
     (`__gr00t_look`); the release's files stand in that look at the paths the role reads.
+    `overrides` are set over the defaults, as an inventory sets them.
     """
     from ansible.parsing.dataloader import DataLoader
     from ansible.template import Templar, trust_as_template
@@ -142,18 +144,20 @@ def role_templar(arch: str, pyproject: str, lock: str) -> Any:
     variables: dict[str, Any] = {"ansible_facts": {"architecture": arch}}
     for name in ROLE_FILES:
         variables.update(loader.load_from_file(str(REPO / name), trusted_as_template=True))
+    variables.update(overrides or {})
     templar = Templar(loader=loader, variables=variables)
     paths = [templar.template(trust_as_template(f"{{{{ {name} }}}}")) for name in ("__gr00t_pyproject", "__gr00t_uv_lock")]
     variables["__gr00t_look"] = {"text": {paths[0]: {"content": pyproject}, paths[1]: {"content": lock}}}
     return Templar(loader=loader, variables=variables)
 
 
-def role_sets(arch: str, tarball: Path) -> RoleSets:
-    """What python_env, gr00t and mx_driving install on a node of `arch`, by their own expressions."""
+def role_sets(arch: str, tarball: Path, overrides: dict[str, Any] | None = None) -> RoleSets:
+    """What python_env, gr00t and mx_driving install on a node of `arch`, by their own expressions
+    (with `overrides` set over the roles' defaults)."""
     from ansible.template import trust_as_template
 
     files = upstream_text(tarball)
-    templar = role_templar(arch, files["pyproject.toml"], files["uv.lock"])
+    templar = role_templar(arch, files["pyproject.toml"], files["uv.lock"], overrides)
 
     def value(name: str) -> Any:
         return templar.template(trust_as_template(f"{{{{ {name} }}}}"))

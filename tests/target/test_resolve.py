@@ -8,7 +8,9 @@ kept packages pinned at the versions python_env's set resolves to, as on a node;
 wheel in the env python_env makes, which must be the file the role names. A set that does not
 resolve fails naming every requirement the resolver refuses, with its reason. A failure that is a
 fact of a vendor's release is listed in KNOWN and expected (strictly: the test fails once the set
-resolves, so the entry goes). An unreachable index fails every test saying so.
+resolves, so the entry goes). A default of the roles that leaves a requirement out for such a fact
+is listed in NEEDED: without it the set must fail on exactly that requirement (once it resolves
+without, the default may go). An unreachable index fails every test saying so.
 
 uv's downloads (index pages, metadata, the source archives it reads metadata from) are cached in
 $SIM_CACHE_DIR/uv, and what no entry refers to any more is pruned after each run.
@@ -35,15 +37,21 @@ SETS = {
 # Failures that are facts of a vendor's release: (set, arch) -> (the requirements refused, why).
 # An entry changes nothing the roles install: a node of that architecture fails there the same way.
 KNOWN = {
-    ("gr00t", "aarch64"): (
-        ("torchcodec",),
-        "GR00T's pyproject pins torchcodec==0.10.0a0 on linux aarch64 from scripts/deployment/dgpu/wheels/, "
-        "which the release holds only as a Git LFS pointer; PyPI has no torchcodec 0.10.0a0 (nor an aarch64 "
-        "wheel of 0.4.0, the release for torch 2.7)"),
     ("python_env", "x86_64"): (
         ("torch-npu",),
         "PyPI's x86_64 wheel of torch_npu 2.7.1.post2 requires torch==2.7.1+cpu, which PyPI does not have "
         "(the simulated x86_64 nodes use a torch_npu double)"),
+}
+# Defaults that leave requirements out for a fact of a vendor's release: (set, arch) -> (the
+# settings without them, the requirements the set then fails on, why).
+NEEDED = {
+    ("gr00t", "aarch64"): (
+        {"gr00t_requirements_drop_by_arch": {}},
+        ("torchcodec",),
+        "GR00T's pyproject pins torchcodec==0.10.0a0 on linux aarch64 from scripts/deployment/dgpu/wheels/, "
+        "which the release holds only as a Git LFS pointer; PyPI has no torchcodec 0.10.0a0 (nor an aarch64 "
+        "wheel of 0.4.0, the release for torch 2.7), so gr00t_requirements_drop_by_arch leaves torchcodec out "
+        "on aarch64"),
 }
 CACHE_DIR = simctl.CACHE_DIR / "uv"
 
@@ -120,6 +128,29 @@ def test_set_resolves(set_name: str, arch: str, role_sets: dict[str, tr.RoleSets
     if known and refused == set(known[0]) and all(failure.names for failure in result.failures):
         raise KnownUnresolvable(message)
     pytest.fail(message, pytrace=False)
+
+
+@pytest.mark.parametrize("set_name, arch", [pytest.param(s, a, id=f"{s}-{a}") for s, a in NEEDED])
+def test_a_drop_for_a_vendor_gap_is_still_needed(set_name: str, arch: str, role_sets: dict[str, tr.RoleSets],
+                                                 outcomes: dict[tuple[str, str], tr.Outcome], cache_dir: Path) -> None:
+    """The set rendered without the default fails on exactly the requirements it leaves out."""
+    settings, names, why = NEEDED[(set_name, arch)]
+    sets = tr.role_sets(arch, simctl.upstream_tarball(), settings)
+    resolver = tr.Resolver(tr.PLATFORMS[arch], sets.python_version, cache_dir, tr.PYPI)
+    env = outcomes[("python_env", arch)].versions()
+    try:
+        result = resolver.resolve(tr.gr00t_install_set(sets, env), sets.gr00t_constraints)
+    except tr.IndexUnreachable as exc:
+        pytest.fail(str(exc), pytrace=False)
+    refused = {name for failure in result.failures for name in failure.names}
+    if refused == set(names) and all(failure.names for failure in result.failures):
+        return
+    shown = ", ".join(f"{key}={value!r}" for key, value in settings.items())
+    if not result.failures:
+        pytest.fail(f"{SETS[set_name]} resolves for {arch} with {shown}: what it leaves out ({', '.join(names)}) "
+                    f"resolves now, so the default may go ({why})", pytrace=False)
+    pytest.fail(f"with {shown}, expected a failure on {', '.join(names)} only ({why}); got:\n"
+                + report(set_name, arch, sets.python_version, result), pytrace=False)
 
 
 @pytest.mark.parametrize("arch", ARCHES)

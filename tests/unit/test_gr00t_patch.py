@@ -1,10 +1,13 @@
 """Tests of the GR00T NPU patch: the edits, executed against a fake torch, and the module."""
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import shutil
 import subprocess
+import sys
+import tarfile
 import types
 import warnings
 from pathlib import Path
@@ -17,6 +20,9 @@ import modrun
 from ansible_collections.ascendops.gr00t.plugins.module_utils import gr00t_patch
 from ansible_collections.ascendops.gr00t.plugins.modules import gr00t_npu_patch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
+import simctl  # noqa: E402  # pylint: disable=wrong-import-position
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gr00t"
 UPSTREAM = FIXTURES / "upstream"
 DIST_UTILS = "gr00t/experiment/dist_utils.py"
@@ -25,6 +31,7 @@ MIXTURE = "gr00t/data/dataset/sharded_mixture_dataset.py"
 TRAINER = "gr00t/experiment/trainer.py"
 DIT = "gr00t/model/modules/dit.py"
 EXPERIMENT = "gr00t/experiment/experiment.py"
+DATA_CONFIG = gr00t_patch.VIDEO_BACKEND_FILE
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
@@ -388,3 +395,103 @@ def test_absent_restores_only_our_own_edits(monkeypatch, capsys, tmp_path) -> No
     for path in result["files"]:
         assert (src / path).read_bytes() == (UPSTREAM / path).read_bytes()
     assert run_patch(monkeypatch, capsys, src, report, state="absent")["changed"] is False
+
+
+# ---------------------------------------------------------------- the video backend site, on the release
+
+
+@pytest.fixture(scope="module")
+def data_config() -> str:
+    """The release's gr00t/configs/data/data_config.py, from the tarball an operator stages
+    (tests/harness/simctl.py: $GR00T_UPSTREAM_TARBALL, else ../shared/upstream/)."""
+    with tarfile.open(simctl.upstream_tarball()) as archive:
+        member = next(m for m in archive.getmembers() if m.name.endswith("/" + DATA_CONFIG))
+        return archive.extractfile(member).read().decode("utf-8")
+
+
+def video_backend_default(text: str) -> object:
+    """DataConfig.video_backend's default in `text`, as Python reads it."""
+    cls = gr00t_patch.find_class(ast.parse(text), "DataConfig")
+    return next(node.value.value for node in cls.body
+                if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "video_backend")
+
+
+def with_data_config(tmp_path: Path, text: str) -> Path:
+    """The fixture checkout with the release's data_config.py (or a drifted copy) in it."""
+    src = checkout(tmp_path)
+    (src / DATA_CONFIG).parent.mkdir(parents=True, exist_ok=True)
+    (src / DATA_CONFIG).write_bytes(text.encode("utf-8"))
+    return src
+
+
+def test_the_release_decodes_with_torchcodec_by_default(data_config: str) -> None:
+    assert video_backend_default(data_config) == "torchcodec"
+
+
+def test_video_backend_site_sets_only_the_default(data_config: str) -> None:
+    site = gr00t_patch.video_backend_site("ffmpeg")
+    new, statuses = gr00t_patch.patch_text(data_config, DATA_CONFIG, [site])
+    assert statuses["video_backend"]["status"] == "patched"
+    assert video_backend_default(new) == "ffmpeg"
+    body = gr00t_patch.unified_diff(data_config, new, DATA_CONFIG).splitlines()[2:]
+    changed = [line for line in body if line[:1] in "+-"]
+    assert changed == ['-    video_backend: str = "torchcodec"', '+    video_backend: str = "ffmpeg"']
+    again, statuses = gr00t_patch.patch_text(new, DATA_CONFIG, [site])
+    assert again == new and statuses["video_backend"]["status"] == "already"
+
+
+def test_upstreams_own_backend_is_already_in_place(data_config: str) -> None:
+    new, statuses = gr00t_patch.patch_text(data_config, DATA_CONFIG, [gr00t_patch.video_backend_site("torchcodec")])
+    assert new == data_config and statuses["video_backend"]["status"] == "already"
+
+
+def test_the_quotes_upstream_wrote_are_kept() -> None:
+    text = "class DataConfig:\n    video_backend: str = 'torchcodec'  # default\n"
+    new, dummy = gr00t_patch.patch_text(text, DATA_CONFIG, [gr00t_patch.video_backend_site("ffmpeg")])
+    assert new == "class DataConfig:\n    video_backend: str = 'ffmpeg'  # default\n"
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    ("    video_backend: str = ", "    decode_backend: str = ", "no field video_backend in its body"),
+    ("class DataConfig:", "class DatasetConfig:", "class DataConfig not found"),
+    ('    video_backend: str = "torchcodec"', '    video_backend: str = field(default="torchcodec")',
+     "the field video_backend has no string default"),
+], ids=["field-renamed", "class-renamed", "no-constant"])
+def test_a_drifted_video_backend_fails_naming_file_and_field(monkeypatch, capsys, tmp_path, data_config: str,
+                                                             old: str, new: str, reason: str) -> None:
+    assert old in data_config
+    src = with_data_config(tmp_path, data_config.replace(old, new))
+    report = tmp_path / "report"
+    before = tree_digest(tmp_path)
+    result = run_patch(monkeypatch, capsys, src, report, video_backend="ffmpeg")
+    assert result["failed"] is True
+    assert "{0}: DataConfig.video_backend - {1}".format(src / DATA_CONFIG, reason) in result["msg"]
+    assert COMMIT in result["msg"] and "nothing was changed" in result["msg"]
+    assert result["sites"]["video_backend"]["status"] == "missing"
+    assert tree_digest(tmp_path) == before
+
+
+def test_module_applies_and_reports_the_video_backend_site(monkeypatch, capsys, tmp_path, data_config: str) -> None:
+    src, report = with_data_config(tmp_path, data_config), tmp_path / "report"
+    result = run_patch(monkeypatch, capsys, src, report, video_backend="ffmpeg")
+    assert result["sites"]["video_backend"] == {
+        "file": DATA_CONFIG, "function": "DataConfig", "field": "video_backend",
+        "change": 'DataConfig.video_backend defaults to "ffmpeg"', "status": "patched"}
+    assert DATA_CONFIG in result["files"]
+    assert video_backend_default((src / DATA_CONFIG).read_text()) == "ffmpeg"
+    assert "+++ b/" + DATA_CONFIG in (report / "gr00t_n1.7_ascend.patch").read_text()
+    again = run_patch(monkeypatch, capsys, src, report, video_backend="ffmpeg")
+    assert again["changed"] is False and again["sites"]["video_backend"]["status"] == "already"
+    # Taken back with the other sites, as before updating the checkout.
+    restored = run_patch(monkeypatch, capsys, src, report, video_backend="ffmpeg", state="absent")
+    assert DATA_CONFIG in restored["files"]
+    assert (src / DATA_CONFIG).read_text() == data_config
+
+
+def test_without_a_backend_data_config_stays_as_upstream_has_it(monkeypatch, capsys, tmp_path,
+                                                                data_config: str) -> None:
+    src, report = with_data_config(tmp_path, data_config), tmp_path / "report"
+    result = run_patch(monkeypatch, capsys, src, report)
+    assert "video_backend" not in result["sites"] and DATA_CONFIG not in result["files"]
+    assert (src / DATA_CONFIG).read_text() == data_config
+    assert DATA_CONFIG not in (report / "gr00t_n1.7_ascend.patch").read_text()
