@@ -60,6 +60,7 @@ lint: venv
 	tests/sanity/run.sh
 
 unit: venv
+	$(SIMCTL) host-tools
 	pytest -q tests/unit
 
 # The pip sets as the roles render them (GR00T's from the release tarball), resolved by uv for each

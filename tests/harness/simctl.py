@@ -94,6 +94,28 @@ def docker_ok() -> bool:
     return run(["docker", "info"], check=False, capture=True).returncode == 0
 
 
+# ---------------------------------------------------------------- host packages
+
+# The controller's own tools from the Debian archive, as (package, binary it brings).
+ENGINE_PACKAGES = (("docker.io", "dockerd"), ("debootstrap", "debootstrap"))
+# The unit tests decode videos with the system ffmpeg, as the gr00t stage's data check does on a node.
+TEST_PACKAGES = (("ffmpeg", "ffprobe"),)
+
+
+def ensure_packages(packages: tuple[tuple[str, str], ...], why: str) -> None:
+    """Install from the Debian archive each package whose binary is not on PATH."""
+    missing = [pkg for pkg, binary in packages if shutil.which(binary) is None]
+    if not missing:
+        return
+    if os.geteuid() != 0:
+        raise HarnessError(f"{' '.join(missing)} ({why}) missing, and installing needs root: run as root, or "
+                           f"apt-get install --no-install-recommends {' '.join(missing)}")
+    log(f"installing {' '.join(missing)} from the Debian archive ({why})")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    run(["apt-get", "update", "-qq"], env=env)
+    run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing], env=env)
+
+
 # ---------------------------------------------------------------- engine
 
 def ensure_engine(timeout: int = 90) -> None:
@@ -104,13 +126,7 @@ def ensure_engine(timeout: int = 90) -> None:
             "no container engine answers and installing one needs root: run as root, or start "
             "Docker yourself and make `docker info` work for this user"
         )
-    missing = [pkg for pkg, binary in (("docker.io", "dockerd"), ("debootstrap", "debootstrap"))
-               if shutil.which(binary) is None]
-    if missing:
-        log(f"installing {' '.join(missing)} from the Debian archive")
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        run(["apt-get", "update", "-qq"], env=env)
-        run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing], env=env)
+    ensure_packages(ENGINE_PACKAGES, "the container engine and the base image")
     STATE_DIR.mkdir(parents=True, exist_ok=True)
     logfile = STATE_DIR / "dockerd.log"
     log(f"starting dockerd (log: {logfile})")
@@ -655,6 +671,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("engine")
+    sub.add_parser("host-tools")
     sub.add_parser("image")
     sub.add_parser("tag")
     sub.add_parser("upstream-commit")
@@ -678,6 +695,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd == "engine":
             ensure_engine()
+        elif args.cmd == "host-tools":
+            ensure_packages(TEST_PACKAGES, "the unit tests' video decoding")
         elif args.cmd == "image":
             ensure_engine()
             print(ensure_image())
